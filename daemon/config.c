@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vrdmad configuration parser, built on libinih.
+ *
+ * Debian's libinih is built with options we cannot change at compile time
+ * (200-byte lines, multi-line values, ';'-only inline comments, no line
+ * number in the handler, section names cut to 49 bytes), so every line goes
+ * through our own ini_reader first: it counts lines, strips comments and
+ * indentation, refuses over-long lines and tracks the current section
+ * itself.  inih then only splits "key = value".
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef VRDMA_XDP_OBJECT_DEFAULT
+#define VRDMA_XDP_OBJECT_DEFAULT "/usr/lib/vrdmad/vrdma_xdp.bpf.o"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Nobody writes a megabyte of config; stops /dev/zero and friends. */
+#define CONF_FILE_MAX (1024 * 1024)
+
+enum section {
+	SEC_NONE,
+	SEC_DAEMON,
+	SEC_PORT,
+	SEC_VM,
+};
+
+enum vm_key {
+	VM_KEY_SOCKET,
+	VM_KEY_GID,
+	VM_KEY_MAC,
+	VM_KEY_COUNT,
+};
+
+struct vm_state {
+	unsigned int key_line[VM_KEY_COUNT];	/* 0 = not set yet */
+};
+
+struct parser;
+
+struct key_desc {
+	const char *name;
+	int (*set)(struct parser *p, const char *value);
+};
+
+struct parser {
+	struct vrdma_config *cfg;
+	const char *name;		/* file name for messages */
+	char *err;
+	size_t errlen;
+	int rc;				/* first error; parsing stops there */
+
+	/* reader */
+	const char *pos;
+	const char *end;
+	unsigned int line;
+	bool key_line;			/* inih should call the handler */
+	bool handled;			/* ...and it did */
+
+	/* current section, as the reader saw it */
+	enum section sec;
+	unsigned int vm;		/* index into cfg->vms when SEC_VM */
+
+	unsigned int daemon_line[3];	/* where each key was set, 0 = not */
+	unsigned int port_line[5];
+	struct vm_state *vm_state;	/* parallel to cfg->vms */
+	unsigned int vms_cap;
+};
+
+static const char syntax_msg[] =
+	"expected 'key = value', '[section]' or a comment";
+
+__attribute__((format(printf, 3, 4)))
+static int perr(struct parser *p, unsigned int line, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (p->rc)
+		return p->rc;	/* only the first error counts */
+	p->rc = -EINVAL;
+	if (!p->err || !p->errlen)
+		return p->rc;
+
+	if (line)
+		n = snprintf(p->err, p->errlen, "%s:%u: ", p->name, line);
+	else
+		n = snprintf(p->err, p->errlen, "%s: ", p->name);
+	if (n < 0 || (size_t)n >= p->errlen)
+		return p->rc;
+	va_start(ap, fmt);
+	vsnprintf(p->err + n, p->errlen - n, fmt, ap);
+	va_end(ap);
+	return p->rc;
+}
+
+static int perr_nomem(struct parser *p)
+{
+	perr(p, 0, "out of memory");
+	p->rc = -ENOMEM;
+	return p->rc;
+}
+
+/* ---- value helpers ---- */
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max,
+		      unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	/* strtoul would accept leading blanks, '+' and '-' */
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static bool is_abs_path(const char *s)
+{
+	return s[0] == '/';
+}
+
+/* Like the kernel's dev_valid_name(). */
+static bool ifname_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len >= IF_NAMESIZE)
+		return false;
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (*s == '/' || *s == ':' || isspace((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static bool vm_name_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > VRDMA_CONF_NAME_MAX)
+		return false;
+	if (!isalnum((unsigned char)s[0]))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return false;
+	return true;
+}
+
+static int lookup(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}
+
+static bool gid_unusable(const struct vrdma_gid *g)
+{
+	static const uint8_t zero[16];
+	const uint8_t *r = g->raw;
+
+	if (vrdma_gid_is_v4mapped(g))
+		return !memcmp(r + 12, zero, 4) || r[12] == 127 ||
+		       (r[12] & 0xf0) == 0xe0;
+	if (r[0] == 0xff)
+		return true;
+	if (!memcmp(r, zero, 15))
+		return r[15] == 0 || r[15] == 1;	/* :: and ::1 */
+	return false;
+}
+
+/* ---- [daemon] ---- */
+
+static int set_workers(struct parser *p, const char *v)
+{
+	if (parse_uint(v, 1, VRDMA_CONF_MAX_WORKERS, &p->cfg->workers))
+		return perr(p, p->line, "workers must be an integer from 1 to %d",
+			    VRDMA_CONF_MAX_WORKERS);
+	return 0;
+}
+
+static int set_socket_path(struct parser *p, const char *key, char *dst,
+			   size_t size, const char *v)
+{
+	if (!is_abs_path(v))
+		return perr(p, p->line, "%s must be an absolute path", key);
+	if (strlen(v) >= size)
+		return perr(p, p->line, "%s is too long (at most %zu bytes)",
+			    key, size - 1);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int set_control_socket(struct parser *p, const char *v)
+{
+	return set_socket_path(p, "control_socket", p->cfg->control_socket,
+			       sizeof(p->cfg->control_socket), v);
+}
+
+static const char *const log_level_names[] = {
+	"error", "warning", "info", "debug",
+};
+static const enum vrdma_log_level log_level_values[] = {
+	VRDMA_LOG_ERROR, VRDMA_LOG_WARNING, VRDMA_LOG_INFO, VRDMA_LOG_DEBUG,
+};
+
+static int set_log_level(struct parser *p, const char *v)
+{
+	int i = lookup(log_level_names, ARRAY_SIZE(log_level_names), v);
+
+	if (i < 0)
+		return perr(p, p->line,
+			    "log_level must be one of error, warning, info, debug");
+	p->cfg->log_level = log_level_values[i];
+	return 0;
+}
+
+static const struct key_desc daemon_keys[] = {
+	{ "workers", set_workers },
+	{ "control_socket", set_control_socket },
+	{ "log_level", set_log_level },
+};
+
+/* ---- [port] ---- */
+
+static int set_interface(struct parser *p, const char *v)
+{
+	if (!ifname_valid(v))
+		return perr(p, p->line,
+			    "interface '%s' is not a valid interface name", v);
+	memcpy(p->cfg->interface, v, strlen(v) + 1);
+	return 0;
+}
+
+/* Indexed by enum vrdma_xdp_mode / enum vrdma_zerocopy. */
+static const char *const xdp_mode_names[] = { "auto", "native", "skb" };
+static const char *const zerocopy_names[] = { "auto", "on", "off" };
+
+static int set_xdp_mode(struct parser *p, const char *v)
+{
+	int i = lookup(xdp_mode_names, ARRAY_SIZE(xdp_mode_names), v);
+
+	if (i < 0)
+		return perr(p, p->line,
+			    "xdp_mode must be one of auto, native, skb");
+	p->cfg->xdp_mode = (enum vrdma_xdp_mode)i;
+	return 0;
+}
+
+static int set_zerocopy(struct parser *p, const char *v)
+{
+	int i = lookup(zerocopy_names, ARRAY_SIZE(zerocopy_names), v);
+
+	if (i < 0)
+		return perr(p, p->line, "zerocopy must be one of auto, on, off");
+	p->cfg->zerocopy = (enum vrdma_zerocopy)i;
+	return 0;
+}
+
+static int set_queues(struct parser *p, const char *v)
+{
+	if (parse_uint(v, 0, VRDMA_CONF_MAX_WORKERS, &p->cfg->queues))
+		return perr(p, p->line, "queues must be an integer from 0 to %d",
+			    VRDMA_CONF_MAX_WORKERS);
+	return 0;
+}
+
+static int set_xdp_object(struct parser *p, const char *v)
+{
+	/* A line holds at most 199 bytes, so it always fits. */
+	if (!is_abs_path(v) || strlen(v) >= sizeof(p->cfg->xdp_object))
+		return perr(p, p->line, "xdp_object must be an absolute path");
+	memcpy(p->cfg->xdp_object, v, strlen(v) + 1);
+	return 0;
+}
+
+static const struct key_desc port_keys[] = {
+	{ "interface", set_interface },
+	{ "xdp_mode", set_xdp_mode },
+	{ "zerocopy", set_zerocopy },
+	{ "queues", set_queues },
+	{ "xdp_object", set_xdp_object },
+};
+
+/* ---- [vm NAME] ---- */
+
+static struct vrdma_vm_config *cur_vm(struct parser *p)
+{
+	return &p->cfg->vms[p->vm];
+}
+
+static int set_vm_socket(struct parser *p, const char *v)
+{
+	return set_socket_path(p, "socket", cur_vm(p)->socket,
+			       sizeof(cur_vm(p)->socket), v);
+}
+
+/* Index of the vm that already has this GID, or -1. */
+static int gid_owner(struct parser *p, const struct vrdma_gid *g)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < p->cfg->n_vms; i++) {
+		const struct vrdma_vm_config *vm = &p->cfg->vms[i];
+
+		for (j = 0; j < vm->n_gids; j++)
+			if (!memcmp(vm->gids[j].raw, g->raw, sizeof(g->raw)))
+				return (int)i;
+	}
+	return -1;
+}
+
+static int add_gid(struct parser *p, const char *item)
+{
+	struct vrdma_vm_config *vm = cur_vm(p);
+	struct vrdma_gid g;
+	int owner;
+
+	if (!*item)
+		return perr(p, p->line, "gid list has an empty item");
+	if (vrdma_gid_parse(&g, item))
+		return perr(p, p->line,
+			    "gid '%s' is not an IPv4 or IPv6 address", item);
+	if (gid_unusable(&g))
+		return perr(p, p->line,
+			    "gid '%s' cannot be used (multicast, loopback or unspecified)",
+			    item);
+	owner = gid_owner(p, &g);
+	if (owner >= 0)
+		return perr(p, p->line,
+			    "gid '%s' already belongs to vm %s (line %u)", item,
+			    p->cfg->vms[owner].name,
+			    p->vm_state[owner].key_line[VM_KEY_GID]);
+	if (vm->n_gids >= VRDMA_CONF_MAX_GIDS)
+		return perr(p, p->line, "too many gids for vm %s (at most %d)",
+			    vm->name, VRDMA_CONF_MAX_GIDS);
+	vm->gids[vm->n_gids++] = g;
+	return 0;
+}
+
+static int set_vm_gid(struct parser *p, const char *v)
+{
+	char buf[INI_MAX_LINE];
+	char *item, *next, *end;
+	int ret;
+
+	/* v is part of a line, so it fits; copy because we cut it up */
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (item = buf; item; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		while (isspace((unsigned char)*item))
+			item++;
+		end = item + strlen(item);
+		while (end > item && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		ret = add_gid(p, item);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int set_vm_mac(struct parser *p, const char *v)
+{
+	struct vrdma_vm_config *vm = cur_vm(p);
+	static const uint8_t zero[6];
+	uint8_t mac[6];
+
+	if (vrdma_mac_parse(mac, v))
+		return perr(p, p->line,
+			    "mac '%s' is not a MAC address (like 52:54:00:12:34:56)",
+			    v);
+	if ((mac[0] & 1) || !memcmp(mac, zero, sizeof(mac)))
+		return perr(p, p->line, "mac '%s' must be a unicast address", v);
+	memcpy(vm->mac, mac, sizeof(mac));
+	vm->has_mac = true;
+	return 0;
+}
+
+/* Indexed by enum vm_key. */
+static const struct key_desc vm_keys[] = {
+	{ "socket", set_vm_socket },
+	{ "gid", set_vm_gid },
+	{ "mac", set_vm_mac },
+};
+
+/* ---- sections (seen by the reader) ---- */
+
+static int add_vm(struct parser *p, const char *name)
+{
+	struct vrdma_config *cfg = p->cfg;
+	struct vrdma_vm_config *vm;
+	unsigned int i;
+
+	if (!vm_name_valid(name))
+		return perr(p, p->line,
+			    "vm name '%s' is invalid (1 to %d of A-Z a-z 0-9 _ . -, starting with a letter or digit)",
+			    name, VRDMA_CONF_NAME_MAX);
+	for (i = 0; i < cfg->n_vms; i++)
+		if (!strcmp(cfg->vms[i].name, name))
+			return perr(p, p->line,
+				    "duplicate vm '%s' (first on line %u)",
+				    name, cfg->vms[i].line);
+	if (cfg->n_vms >= VRDMA_CONF_MAX_VMS)
+		return perr(p, p->line, "too many vms (at most %d)",
+			    VRDMA_CONF_MAX_VMS);
+
+	if (cfg->n_vms == p->vms_cap) {
+		unsigned int cap = p->vms_cap ? p->vms_cap * 2 : 8;
+		struct vrdma_vm_config *vms;
+		struct vm_state *st;
+
+		vms = realloc(cfg->vms, cap * sizeof(*vms));
+		if (!vms)
+			return perr_nomem(p);
+		cfg->vms = vms;
+		st = realloc(p->vm_state, cap * sizeof(*st));
+		if (!st)
+			return perr_nomem(p);
+		p->vm_state = st;
+		p->vms_cap = cap;
+	}
+
+	vm = &cfg->vms[cfg->n_vms];
+	memset(vm, 0, sizeof(*vm));
+	memset(&p->vm_state[cfg->n_vms], 0, sizeof(p->vm_state[0]));
+	memcpy(vm->name, name, strlen(name) + 1);
+	snprintf(vm->socket, sizeof(vm->socket), "/run/vrdmad/%s.sock",
+		 vm->name);
+	vm->line = p->line;
+	p->vm = cfg->n_vms++;
+	p->sec = SEC_VM;
+	return 0;
+}
+
+/* line is a trimmed, comment-free line starting with '['. */
+static int section_header(struct parser *p, const char *line)
+{
+	const char *close = strchr(line + 1, ']');
+	char name[INI_MAX_LINE];
+
+	if (!close)
+		return perr(p, p->line, "section header needs a closing ']'");
+	if (close[1])
+		return perr(p, p->line, "unexpected text after ']'");
+	snprintf(name, sizeof(name), "%.*s", (int)(close - line - 1), line + 1);
+
+	if (!strcmp(name, "daemon")) {
+		p->sec = SEC_DAEMON;
+	} else if (!strcmp(name, "port")) {
+		p->sec = SEC_PORT;
+	} else if (!strncmp(name, "vm ", 3)) {
+		return add_vm(p, name + 3);
+	} else if (!strcmp(name, "vm")) {
+		return perr(p, p->line,
+			    "vm section needs a name, like '[vm NAME]'");
+	} else {
+		return perr(p, p->line, "unknown section '[%s]'", name);
+	}
+	return 0;
+}
+
+/* ---- inih glue ---- */
+
+/* The handler was not called for a key line: inih found no '='. */
+static bool check_unhandled(struct parser *p)
+{
+	if (p->key_line && !p->handled) {
+		p->key_line = false;
+		perr(p, p->line, "%s", syntax_msg);
+		return true;
+	}
+	return false;
+}
+
+/* '#' or ';' at the start or after whitespace starts a comment. */
+static void strip_comment(char *s)
+{
+	char *c;
+
+	for (c = s; *c; c++) {
+		if ((*c == '#' || *c == ';') &&
+		    (c == s || isspace((unsigned char)c[-1]))) {
+			*c = '\0';
+			return;
+		}
+	}
+}
+
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+static char *conf_reader(char *str, int num, void *stream)
+{
+	struct parser *p = stream;
+	const char *start, *lend, *nl;
+	size_t len;
+	char *s;
+
+	if (p->rc || check_unhandled(p) || p->pos >= p->end)
+		return NULL;
+
+	start = p->pos;
+	nl = memchr(start, '\n', p->end - start);
+	lend = nl ? nl : p->end;
+	p->pos = nl ? nl + 1 : p->end;
+	p->line++;
+	p->key_line = false;
+	p->handled = false;
+
+	if (p->line == 1 && lend - start >= 3 &&
+	    !memcmp(start, "\xef\xbb\xbf", 3))
+		start += 3;
+	if (lend > start && lend[-1] == '\r')
+		lend--;
+	len = lend - start;
+	if (memchr(start, '\0', len)) {
+		perr(p, p->line, "line contains a NUL byte");
+		return NULL;
+	}
+	/* inih would hand the rest to us as a line of its own */
+	if (num < 1 || len > (size_t)num - 1) {
+		perr(p, p->line, "line too long (at most %d characters)",
+		     num - 1);
+		return NULL;
+	}
+	memcpy(str, start, len);
+	str[len] = '\0';
+
+	strip_comment(str);
+	/* no leading blanks: inih would take the line as a continuation */
+	s = trim(str);
+	memmove(str, s, strlen(s) + 1);
+
+	if (str[0] == '[') {
+		if (section_header(p, str))
+			return NULL;
+	} else if (str[0]) {
+		/* one syntax only: inih also takes "key: value" */
+		if (str[strcspn(str, "=:")] == ':') {
+			perr(p, p->line, "%s", syntax_msg);
+			return NULL;
+		}
+		p->key_line = true;
+	}
+	return str;
+}
+
+static int conf_handler(void *user, const char *section, const char *key,
+			const char *value)
+{
+	struct parser *p = user;
+	const struct key_desc *keys;
+	unsigned int *key_line;
+	char label[sizeof("[vm ]") + VRDMA_CONF_NAME_MAX];
+	size_t n, i;
+
+	/* inih cuts section names to 49 bytes; the reader knows better */
+	(void)section;
+	p->handled = true;
+	if (p->rc)
+		return 0;
+	if (!*key) {
+		perr(p, p->line, "%s", syntax_msg);
+		return 0;
+	}
+
+	switch (p->sec) {
+	case SEC_DAEMON:
+		keys = daemon_keys;
+		n = ARRAY_SIZE(daemon_keys);
+		key_line = p->daemon_line;
+		snprintf(label, sizeof(label), "[daemon]");
+		break;
+	case SEC_PORT:
+		keys = port_keys;
+		n = ARRAY_SIZE(port_keys);
+		key_line = p->port_line;
+		snprintf(label, sizeof(label), "[port]");
+		break;
+	case SEC_VM:
+		keys = vm_keys;
+		n = ARRAY_SIZE(vm_keys);
+		key_line = p->vm_state[p->vm].key_line;
+		snprintf(label, sizeof(label), "[vm %s]", cur_vm(p)->name);
+		break;
+	case SEC_NONE:
+	default:
+		perr(p, p->line, "key '%s' outside a section", key);
+		return 0;
+	}
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(keys[i].name, key))
+			break;
+	if (i == n) {
+		perr(p, p->line, "unknown key '%s' in %s", key, label);
+		return 0;
+	}
+	if (key_line[i]) {
+		perr(p, p->line, "duplicate key '%s' (first set on line %u)",
+		     key, key_line[i]);
+		return 0;
+	}
+	key_line[i] = p->line;
+	if (!*value) {
+		perr(p, p->line, "empty value for '%s'", key);
+		return 0;
+	}
+	return keys[i].set(p, value) == 0;
+}
+
+static int check_whole(struct parser *p)
+{
+	const struct vrdma_config *cfg = p->cfg;
+	unsigned int i, j;
+
+	if (!cfg->interface[0])
+		return perr(p, 0, "[port] interface is required");
+	for (i = 0; i < cfg->n_vms; i++) {
+		const struct vrdma_vm_config *vm = &cfg->vms[i];
+
+		if (!vm->n_gids)
+			return perr(p, vm->line, "vm %s has no gid", vm->name);
+		if (!strcmp(vm->socket, cfg->control_socket))
+			return perr(p, vm->line,
+				    "vm %s uses the same socket as control_socket",
+				    vm->name);
+		for (j = 0; j < i; j++)
+			if (!strcmp(vm->socket, cfg->vms[j].socket))
+				return perr(p, vm->line,
+					    "vm %s uses the same socket as vm %s",
+					    vm->name, cfg->vms[j].name);
+	}
+	return 0;
+}
+
+static void config_defaults(struct vrdma_config *cfg, const char *name)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->path, sizeof(cfg->path), "%s", name);
+	cfg->workers = 1;
+	snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%s",
+		 VRDMA_CONF_DEFAULT_CONTROL);
+	cfg->log_level = VRDMA_LOG_INFO;
+	cfg->xdp_mode = VRDMA_XDP_AUTO;
+	cfg->zerocopy = VRDMA_ZC_AUTO;
+	cfg->queues = 0;
+	snprintf(cfg->xdp_object, sizeof(cfg->xdp_object), "%s",
+		 VRDMA_XDP_OBJECT_DEFAULT);
+}
+
+/* The one parser behind _load and _parse_string. *cfg is only written on
+ * success, so a failed reload leaves a running config alone. */
+static int config_parse(struct vrdma_config *cfg, const char *name,
+			const char *text, size_t len, char *err, size_t errlen)
+{
+	struct vrdma_config tmp;
+	struct parser p = {
+		.cfg = &tmp,
+		.name = name,
+		.err = err,
+		.errlen = errlen,
+		.pos = text,
+		.end = text + len,
+	};
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	config_defaults(&tmp, name);
+
+	ret = ini_parse_stream(conf_reader, &p, conf_handler, &p);
+	if (!p.rc)
+		check_unhandled(&p);
+	if (!p.rc && ret > 0)	/* inih refused a line we let through */
+		perr(&p, (unsigned int)ret, "%s", syntax_msg);
+	if (!p.rc && ret < 0)
+		perr_nomem(&p);
+	if (!p.rc)
+		check_whole(&p);
+	free(p.vm_state);
+	if (p.rc)
+		goto free_vms;
+
+	*cfg = tmp;
+	return 0;
+
+free_vms:
+	free(tmp.vms);
+	return p.rc;
+}
+
+int vrdma_config_parse_string(struct vrdma_config *cfg, const char *name,
+			      const char *text, char *err, size_t errlen)
+{
+	return config_parse(cfg, name, text, strlen(text), err, errlen);
+}
+
+int vrdma_config_load(struct vrdma_config *cfg, const char *path,
+		      char *err, size_t errlen)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL, *nbuf;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		if (err && errlen)
+			snprintf(err, errlen, "%s: cannot open: %s", path,
+				 strerror(-ret));
+		return ret;
+	}
+
+	for (;;) {
+		if (len == cap) {
+			if (cap >= CONF_FILE_MAX) {
+				ret = -EFBIG;
+				if (err && errlen)
+					snprintf(err, errlen,
+						 "%s: file is too large (at most %d bytes)",
+						 path, CONF_FILE_MAX);
+				goto free_buf;
+			}
+			cap = cap ? cap * 2 : 8192;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				ret = -ENOMEM;
+				if (err && errlen)
+					snprintf(err, errlen, "%s: out of memory",
+						 path);
+				goto free_buf;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			if (err && errlen)
+				snprintf(err, errlen, "%s: cannot read: %s",
+					 path, strerror(-ret));
+			goto free_buf;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+
+	ret = config_parse(cfg, path, buf ? buf : "", len, err, errlen);
+
+free_buf:
+	free(buf);
+	close(fd);
+	return ret;
+}
+
+void vrdma_config_free(struct vrdma_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->vms);
+	cfg->vms = NULL;
+	cfg->n_vms = 0;
+}
+
+/* ---- helpers shared with vrdmactl ---- */
+
+int vrdma_gid_parse(struct vrdma_gid *gid, const char *text)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (inet_pton(AF_INET, text, &a4) == 1) {
+		memset(gid->raw, 0, 10);
+		gid->raw[10] = 0xff;
+		gid->raw[11] = 0xff;
+		memcpy(gid->raw + 12, &a4, 4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, text, &a6) == 1) {
+		memcpy(gid->raw, &a6, 16);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+bool vrdma_gid_is_v4mapped(const struct vrdma_gid *gid)
+{
+	static const uint8_t prefix[12] = {
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+	};
+
+	return !memcmp(gid->raw, prefix, sizeof(prefix));
+}
+
+void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len)
+{
+	const char *r;
+
+	if (!len)
+		return;
+	if (vrdma_gid_is_v4mapped(gid))
+		r = inet_ntop(AF_INET, gid->raw + 12, buf, (socklen_t)len);
+	else
+		r = inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len);
+	if (!r)
+		buf[0] = '\0';
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int vrdma_mac_parse(uint8_t mac[6], const char *text)
+{
+	uint8_t tmp[6];
+	int i, hi, lo;
+
+	for (i = 0; i < 6; i++) {
+		const char *s = text + i * 3;
+
+		/* short-circuit keeps us from reading past the NUL */
+		hi = hexval(s[0]);
+		if (hi < 0)
+			return -EINVAL;
+		lo = hexval(s[1]);
+		if (lo < 0)
+			return -EINVAL;
+		if (s[2] != (i < 5 ? ':' : '\0'))
+			return -EINVAL;
+		tmp[i] = (uint8_t)(hi << 4 | lo);
+	}
+	memcpy(mac, tmp, sizeof(tmp));
+	return 0;
+}
+
+const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m)
+{
+	if ((unsigned int)m < ARRAY_SIZE(xdp_mode_names))
+		return xdp_mode_names[m];
+	return "unknown";
+}
+
+const char *vrdma_zerocopy_name(enum vrdma_zerocopy z)
+{
+	if ((unsigned int)z < ARRAY_SIZE(zerocopy_names))
+		return zerocopy_names[z];
+	return "unknown";
+}
+
+const char *vrdma_log_level_name(enum vrdma_log_level l)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(log_level_values); i++)
+		if (log_level_values[i] == l)
+			return log_level_names[i];
+	return "unknown";
+}

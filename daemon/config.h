@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* vrdmad configuration: /etc/vrdmad.conf, INI style (see vrdmad.conf(5)). */
+#ifndef VRDMAD_CONFIG_H
+#define VRDMAD_CONFIG_H
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define VRDMA_CONF_DEFAULT_PATH "/etc/vrdmad.conf"
+#define VRDMA_CONF_DEFAULT_CONTROL "/run/vrdmad/control.sock"
+#define VRDMA_CONF_MAX_WORKERS 64
+#define VRDMA_CONF_MAX_VMS 256
+#define VRDMA_CONF_MAX_GIDS 16		/* per VM */
+#define VRDMA_CONF_NAME_MAX 63		/* VM name: [A-Za-z0-9_.-], first alnum */
+#define VRDMA_CONF_PATH_MAX 107		/* sun_path minus NUL */
+#define VRDMA_CONF_ERR_MAX 512
+
+enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes */
+	VRDMA_LOG_ERROR = 3,
+	VRDMA_LOG_WARNING = 4,
+	VRDMA_LOG_INFO = 6,
+	VRDMA_LOG_DEBUG = 7,
+};
+
+enum vrdma_xdp_mode { VRDMA_XDP_AUTO, VRDMA_XDP_NATIVE, VRDMA_XDP_SKB };
+enum vrdma_zerocopy { VRDMA_ZC_AUTO, VRDMA_ZC_ON, VRDMA_ZC_OFF };
+
+/* A GID as RoCEv2 carries it: an IPv6 address, IPv4 as ::ffff:a.b.c.d. */
+struct vrdma_gid {
+	uint8_t raw[16];
+};
+
+struct vrdma_vm_config {
+	char name[VRDMA_CONF_NAME_MAX + 1];
+	char socket[VRDMA_CONF_PATH_MAX + 1];	/* default /run/vrdmad/NAME.sock */
+	struct vrdma_gid gids[VRDMA_CONF_MAX_GIDS];
+	unsigned int n_gids;
+	uint8_t mac[6];
+	bool has_mac;				/* false: use the port's MAC */
+	unsigned int line;			/* of its [vm NAME] header */
+};
+
+struct vrdma_config {
+	char path[VRDMA_CONF_PATH_MAX + 1];	/* file it came from, for messages */
+	/* [daemon] */
+	unsigned int workers;			/* 1..VRDMA_CONF_MAX_WORKERS, default 1 */
+	char control_socket[VRDMA_CONF_PATH_MAX + 1];
+	enum vrdma_log_level log_level;		/* default info */
+	/* [port] */
+	char interface[IF_NAMESIZE];		/* required */
+	enum vrdma_xdp_mode xdp_mode;		/* default auto */
+	enum vrdma_zerocopy zerocopy;		/* default auto */
+	unsigned int queues;			/* 0 = every RX queue of the interface */
+	char xdp_object[4096];			/* BPF object; default VRDMA_XDP_OBJECT_DEFAULT */
+	/* [vm NAME] sections, in file order */
+	struct vrdma_vm_config *vms;
+	unsigned int n_vms;
+};
+
+/* Parse a file / a string into *cfg (which is overwritten). On error returns a
+ * negative errno and writes one line "FILE:LINE: what is wrong" (or
+ * "FILE: what is wrong" where no line applies) into err. cfg needs
+ * vrdma_config_free() only on success. */
+int vrdma_config_load(struct vrdma_config *cfg, const char *path,
+		      char *err, size_t errlen);
+int vrdma_config_parse_string(struct vrdma_config *cfg, const char *name,
+			      const char *text, char *err, size_t errlen);
+void vrdma_config_free(struct vrdma_config *cfg);
+
+/* Helpers shared with vrdmactl and the control socket. */
+int vrdma_gid_parse(struct vrdma_gid *gid, const char *text);
+void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len); /* len >= INET6_ADDRSTRLEN */
+bool vrdma_gid_is_v4mapped(const struct vrdma_gid *gid);
+int vrdma_mac_parse(uint8_t mac[6], const char *text);
+
+const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m);
+const char *vrdma_zerocopy_name(enum vrdma_zerocopy z);
+const char *vrdma_log_level_name(enum vrdma_log_level l);
+
+#endif
