@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * AF_XDP port. Order matters for a clean failure: program first (so the
+ * XSKMAP exists), then one socket per queue, each registered in the XSKMAP;
+ * xdp_port_close() undoes it in reverse and is safe on a half-open port.
+ */
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/if_xdp.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "xdp_port.h"
+
+static const char *const xdp_stat_names[VRDMA_XDP_STAT_MAX] = {
+	[VRDMA_XDP_PASSED] = "passed",
+	[VRDMA_XDP_REDIRECTED] = "redirected",
+	[VRDMA_XDP_NO_XSK] = "no_xsk",
+	[VRDMA_XDP_MALFORMED] = "malformed",
+	[VRDMA_XDP_IP_FRAGMENT] = "ip_fragment",
+};
+
+const char *vrdma_xdp_stat_name(enum vrdma_xdp_stat s)
+{
+	return s < VRDMA_XDP_STAT_MAX ? xdp_stat_names[s] : "?";
+}
+
+/* libbpf and libxdp talk on stderr by default; give their lines our prefixes.
+ * Their warnings are often expected here (no bpffs: no dispatcher), so they
+ * are info; our own messages say what failed and what to do. */
+static void lib_log(bool warn, const char *fmt, va_list ap)
+{
+	enum vrdma_log_level level = warn ? VRDMA_LOG_INFO : VRDMA_LOG_DEBUG;
+	char line[512];
+	size_t n;
+
+	if (level > log_get_level())
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	/* libxdp's metadata section is unknown to libbpf: harmless. */
+	if (strstr(line, "skipping unrecognized data section"))
+		level = VRDMA_LOG_DEBUG;
+	log_msg(level, "%s", line);
+}
+
+static int libbpf_log(enum libbpf_print_level l, const char *fmt, va_list ap)
+{
+	lib_log(l == LIBBPF_WARN, fmt, ap);
+	return 0;
+}
+
+static int libxdp_log(enum libxdp_print_level l, const char *fmt, va_list ap)
+{
+	lib_log(l == LIBXDP_WARN, fmt, ap);
+	return 0;
+}
+
+const char *xdp_port_mode_name(const struct xdp_port *port)
+{
+	return port->mode == XDP_MODE_NATIVE ? "native" : "skb";
+}
+
+bool xdp_port_zerocopy(const struct xdp_port *port)
+{
+	return port->n_queues && port->queues[0].zerocopy;
+}
+
+static int query_link(struct xdp_port *port)
+{
+	struct ethtool_channels ch = { .cmd = ETHTOOL_GCHANNELS };
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", port->ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0) {
+		err = -errno;
+		goto close_fd;
+	}
+	memcpy(port->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) < 0) {
+		err = -errno;
+		goto close_fd;
+	}
+	port->mtu = ifr.ifr_mtu;
+	/* RX queues: ethtool channels where the driver has them, else 1. */
+	ifr.ifr_data = (void *)&ch;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.rx_count + ch.combined_count)
+		port->hw_rx_queues = ch.rx_count + ch.combined_count;
+	else
+		port->hw_rx_queues = 1;
+close_fd:
+	close(fd);
+	return err;
+}
+
+/* Name what is on the interface, so the operator knows what to remove. */
+static void explain_busy(const struct xdp_port *port)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(port->ifindex);
+	struct xdp_program *p = NULL;
+
+	if (!libxdp_get_error(mp) && mp)
+		p = xdp_multiprog__main_prog(mp);
+	log_err("%s already has an XDP program%s%s (id %u): if it is left over from a "
+		"vrdmad that did not exit cleanly, remove it with "
+		"`ip link set dev %s xdp off` (or `xdp-loader unload %s --all`) and start again",
+		port->ifname, p ? " " : "", p ? xdp_program__name(p) : "",
+		p ? xdp_program__id(p) : 0, port->ifname, port->ifname);
+	if (!libxdp_get_error(mp))
+		xdp_multiprog__close(mp);
+}
+
+static int attach_prog(struct xdp_port *port, const struct vrdma_config *cfg)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts,
+			    .open_filename = cfg->xdp_object,
+			    .prog_name = VRDMA_XDP_PROG_NAME);
+	enum xdp_attach_mode modes[2];
+	struct xdp_multiprog *mp;
+	struct bpf_object *obj;
+	unsigned int i, n = 0;
+	int err;
+
+	port->prog = xdp_program__create(&opts);
+	err = libxdp_get_error(port->prog);
+	if (err) {
+		port->prog = NULL;
+		log_err("cannot load the XDP program from %s: %s (set [port] xdp_object to "
+			"the installed vrdma_xdp.bpf.o)", cfg->xdp_object, strerror(-err));
+		return err;
+	}
+	/* Headers are always in the first buffer; frags let it attach at MTU 9000. */
+	if (!xdp_program__xdp_frags_support(port->prog))
+		xdp_program__set_xdp_frags_support(port->prog, true);
+
+	if (cfg->xdp_mode != VRDMA_XDP_SKB)
+		modes[n++] = XDP_MODE_NATIVE;
+	if (cfg->xdp_mode != VRDMA_XDP_NATIVE)
+		modes[n++] = XDP_MODE_SKB;
+	for (i = 0; i < n; i++) {
+		err = xdp_program__attach(port->prog, port->ifindex, modes[i], 0);
+		if (!err)
+			break;
+		if (err == -EEXIST || err == -EBUSY) {
+			explain_busy(port);
+			goto close_prog;
+		}
+		if (err == -EPERM) {
+			log_err("cannot attach XDP to %s: %s (vrdmad needs root, or "
+				"CAP_NET_ADMIN, CAP_BPF and CAP_SYS_ADMIN)", port->ifname,
+				strerror(-err));
+			goto close_prog;
+		}
+		if (i + 1 < n)
+			log_info("native XDP on %s failed (%s), trying skb mode",
+				 port->ifname, strerror(-err));
+	}
+	if (err) {
+		log_err("cannot attach XDP to %s in %s mode: %s%s", port->ifname,
+			cfg->xdp_mode == VRDMA_XDP_NATIVE ? "native" : "skb", strerror(-err),
+			cfg->xdp_mode == VRDMA_XDP_NATIVE ? " (try xdp_mode = skb)" : "");
+		goto close_prog;
+	}
+	port->mode = modes[i];
+	port->prog_id = xdp_program__id(port->prog);
+	mp = xdp_multiprog__get_from_ifindex(port->ifindex);
+	if (!libxdp_get_error(mp) && mp) {
+		port->dispatcher = !xdp_multiprog__is_legacy(mp);
+		xdp_multiprog__close(mp);
+	}
+
+	obj = xdp_program__bpf_obj(port->prog);
+	port->gids_fd = bpf_object__find_map_fd_by_name(obj, VRDMA_XDP_MAP_GIDS);
+	port->xsks_fd = bpf_object__find_map_fd_by_name(obj, VRDMA_XDP_MAP_XSKS);
+	port->stats_fd = bpf_object__find_map_fd_by_name(obj, VRDMA_XDP_MAP_STATS);
+	if (port->gids_fd < 0 || port->xsks_fd < 0 || port->stats_fd < 0) {
+		err = -ENOENT;
+		log_err("%s is not vrdmad's XDP program (maps missing)", cfg->xdp_object);
+		goto detach_prog;
+	}
+	return 0;
+
+detach_prog:
+	xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
+close_prog:
+	xdp_program__close(port->prog);
+	port->prog = NULL;
+	return err;
+}
+
+static int xsk_try_create(struct xdp_port *port, struct xsk_queue *q, uint16_t bind_flags)
+{
+	const struct xsk_umem_config ucfg = {
+		.fill_size = XSK_RX_FRAMES,
+		.comp_size = XSK_TX_FRAMES,
+		.frame_size = XSK_FRAME_SIZE,
+	};
+	const struct xsk_socket_config scfg = {
+		.rx_size = XSK_RX_FRAMES,
+		.tx_size = XSK_TX_FRAMES,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD, /* ours is loaded */
+		.bind_flags = bind_flags,
+	};
+	struct xdp_options xopts = {};
+	socklen_t optlen = sizeof(xopts);
+	int err;
+
+	err = xsk_umem__create(&q->umem, q->area, (uint64_t)XSK_FRAMES * XSK_FRAME_SIZE,
+			       &q->fill, &q->comp, &ucfg);
+	if (err)
+		return err;
+	err = xsk_socket__create(&q->xsk, port->ifname, q->queue_id, q->umem,
+				 &q->rx, &q->tx, &scfg);
+	if (err)
+		goto delete_umem;
+	if (getsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_OPTIONS, &xopts, &optlen) == 0)
+		q->zerocopy = xopts.flags & XDP_OPTIONS_ZEROCOPY;
+	return 0;
+
+delete_umem:
+	xsk_umem__delete(q->umem);
+	q->umem = NULL;
+	q->xsk = NULL;
+	return err;
+}
+
+static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrdma_config *cfg)
+{
+	uint16_t flags = XDP_USE_NEED_WAKEUP | (port->multi_buffer ? XDP_USE_SG : 0);
+	bool want_zc = cfg->zerocopy != VRDMA_ZC_OFF && port->mode == XDP_MODE_NATIVE;
+	uint32_t idx, i;
+	int err = -EOPNOTSUPP;
+
+	if (cfg->zerocopy == VRDMA_ZC_ON && port->mode != XDP_MODE_NATIVE) {
+		log_err("zerocopy = on needs native XDP, but %s runs in skb mode "
+			"(set zerocopy = auto)", port->ifname);
+		return -EOPNOTSUPP;
+	}
+	q->area = mmap(NULL, (size_t)XSK_FRAMES * XSK_FRAME_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q->area == MAP_FAILED) {
+		q->area = NULL;
+		return -errno;
+	}
+	if (want_zc) {
+		err = xsk_try_create(port, q, flags | XDP_ZEROCOPY);
+		if (err && cfg->zerocopy == VRDMA_ZC_ON) {
+			log_err("zero-copy AF_XDP is not supported on %s queue %u: %s "
+				"(set zerocopy = auto or off)", port->ifname, q->queue_id,
+				strerror(-err));
+			goto unmap;
+		}
+		if (err)
+			log_debug("zero-copy on %s queue %u: %s; using copy mode",
+				  port->ifname, q->queue_id, strerror(-err));
+	}
+	if (err)
+		err = xsk_try_create(port, q, flags | XDP_COPY);
+	if (err) {
+		log_err("cannot create an AF_XDP socket on %s queue %u: %s%s", port->ifname,
+			q->queue_id, strerror(-err),
+			err == -EINVAL && port->multi_buffer ?
+			" (frames larger than a page need kernel 6.6 or later)" : "");
+		goto unmap;
+	}
+	err = xsk_socket__update_xskmap(q->xsk, port->xsks_fd);
+	if (err) {
+		log_err("cannot register the AF_XDP socket of %s queue %u: %s",
+			port->ifname, q->queue_id, strerror(-err));
+		goto delete_socket;
+	}
+	/* Give the kernel every receive frame up front. */
+	if (xsk_ring_prod__reserve(&q->fill, XSK_RX_FRAMES, &idx) != XSK_RX_FRAMES) {
+		err = -ENOSPC;
+		goto delete_socket;
+	}
+	for (i = 0; i < XSK_RX_FRAMES; i++)
+		*xsk_ring_prod__fill_addr(&q->fill, idx + i) = (uint64_t)i * XSK_FRAME_SIZE;
+	xsk_ring_prod__submit(&q->fill, XSK_RX_FRAMES);
+	return 0;
+
+delete_socket:
+	xsk_socket__delete(q->xsk);
+	q->xsk = NULL;
+	xsk_umem__delete(q->umem);
+	q->umem = NULL;
+unmap:
+	munmap(q->area, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
+	q->area = NULL;
+	return err;
+}
+
+static void xsk_close(struct xsk_queue *q)
+{
+	if (q->xsk)
+		xsk_socket__delete(q->xsk);
+	if (q->umem)
+		xsk_umem__delete(q->umem);
+	if (q->area)
+		munmap(q->area, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
+	memset(q, 0, sizeof(*q));
+}
+
+int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
+{
+	unsigned int i;
+	int err;
+
+	libbpf_set_print(libbpf_log);
+	libxdp_set_print(libxdp_log);
+	memset(port, 0, sizeof(*port));
+	port->gids_fd = port->xsks_fd = port->stats_fd = -1;
+	snprintf(port->ifname, sizeof(port->ifname), "%s", cfg->interface);
+	port->ifindex = if_nametoindex(port->ifname);
+	if (!port->ifindex) {
+		err = -errno;
+		log_err("interface '%s' does not exist: set [port] interface in %s to one "
+			"that `ip link` shows", port->ifname, cfg->path);
+		return err;
+	}
+	err = query_link(port);
+	if (err) {
+		log_err("cannot query interface %s: %s", port->ifname, strerror(-err));
+		return err;
+	}
+	/* Largest frame: MTU + Ethernet + one VLAN tag. */
+	port->multi_buffer = port->mtu + 18 > XSK_MAX_SINGLE_FRAME;
+	port->n_queues = cfg->queues ? cfg->queues : port->hw_rx_queues;
+	if (port->n_queues > port->hw_rx_queues) {
+		log_err("[port] queues = %u, but %s has only %u receive queue(s)",
+			cfg->queues, port->ifname, port->hw_rx_queues);
+		return -EINVAL;
+	}
+	if (port->n_queues > VRDMA_XDP_MAX_QUEUES)
+		port->n_queues = VRDMA_XDP_MAX_QUEUES;
+
+	err = attach_prog(port, cfg);
+	if (err)
+		return err;
+	port->queues = calloc(port->n_queues, sizeof(*port->queues));
+	if (!port->queues) {
+		err = -ENOMEM;
+		goto detach_prog;
+	}
+	for (i = 0; i < port->n_queues; i++) {
+		port->queues[i].queue_id = i;
+		err = xsk_open(port, &port->queues[i], cfg);
+		if (err)
+			goto close_queues;
+	}
+	log_info("port %s: XDP %s%s, AF_XDP %s, %u queue(s), MTU %u%s", port->ifname,
+		 xdp_port_mode_name(port), port->dispatcher ? " (libxdp dispatcher)" : "",
+		 xdp_port_zerocopy(port) ? "zero-copy" : "copy mode", port->n_queues,
+		 port->mtu, port->multi_buffer ? ", multi-buffer" : "");
+	return 0;
+
+close_queues:
+	while (i--)
+		xsk_close(&port->queues[i]);
+	free(port->queues);
+	port->queues = NULL;
+detach_prog:
+	xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
+	xdp_program__close(port->prog);
+	port->prog = NULL;
+	return err;
+}
+
+void xdp_port_close(struct xdp_port *port)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; port->queues && i < port->n_queues; i++)
+		xsk_close(&port->queues[i]);
+	free(port->queues);
+	port->queues = NULL;
+	if (port->prog) {
+		err = xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
+		if (err)
+			log_err("cannot detach the XDP program from %s: %s; remove it with "
+				"`ip link set dev %s xdp off`", port->ifname, strerror(-err),
+				port->ifname);
+		xdp_program__close(port->prog);
+		port->prog = NULL;
+	}
+}
+
+int xdp_port_serve_gid(struct xdp_port *port, const struct vrdma_gid *gid, uint32_t vm_id)
+{
+	struct vrdma_gid_val val = { .vm_id = vm_id };
+	struct vrdma_gid_key key;
+
+	memcpy(key.gid, gid->raw, sizeof(key.gid));
+	return bpf_map_update_elem(port->gids_fd, &key, &val, BPF_ANY) ? -errno : 0;
+}
+
+int xdp_port_unserve_gid(struct xdp_port *port, const struct vrdma_gid *gid)
+{
+	struct vrdma_gid_key key;
+
+	memcpy(key.gid, gid->raw, sizeof(key.gid));
+	return bpf_map_delete_elem(port->gids_fd, &key) ? -errno : 0;
+}
+
+int xdp_port_read_stats(const struct xdp_port *port, uint64_t out[VRDMA_XDP_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+	uint32_t k;
+	int c;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (k = 0; k < VRDMA_XDP_STAT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(port->stats_fd, &k, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The AF_XDP port: our XDP program on the NIC (through libxdp) and one
+ * AF_XDP socket, with its own UMEM, per receive queue in use. */
+#ifndef VRDMAD_XDP_PORT_H
+#define VRDMAD_XDP_PORT_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <xdp/libxdp.h>
+#include <xdp/xsk.h>
+
+#include "config.h"
+#include "vrdma_xdp.h"
+
+/* Kernel 6.6+ flags that Debian 12's 6.1 uapi headers lack. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
+#define XSK_FRAME_SIZE		4096	/* one UMEM chunk = one page */
+#define XSK_RX_FRAMES		2048	/* owned by fill + rx rings */
+#define XSK_TX_FRAMES		2048	/* owned by the sender: tx + completion */
+#define XSK_FRAMES		(XSK_RX_FRAMES + XSK_TX_FRAMES)
+/* A single-buffer frame must fit a chunk less the XDP headroom (DESIGN.md). */
+#define XSK_MAX_SINGLE_FRAME	(XSK_FRAME_SIZE - 256)
+
+struct xsk_queue {
+	uint32_t queue_id;
+	struct xsk_socket *xsk;
+	struct xsk_umem *umem;
+	void *area;
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	bool zerocopy;
+};
+
+struct xdp_port {
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	uint8_t mac[6];
+	unsigned int mtu;
+	unsigned int hw_rx_queues;	/* what the interface has */
+	struct xdp_program *prog;
+	enum xdp_attach_mode mode;	/* XDP_MODE_NATIVE or XDP_MODE_SKB */
+	bool dispatcher;		/* libxdp multi-program dispatcher in use */
+	bool multi_buffer;		/* XDP_USE_SG: MTU needs frames > 1 chunk */
+	uint32_t prog_id;
+	int gids_fd, xsks_fd, stats_fd;
+	struct xsk_queue *queues;
+	unsigned int n_queues;
+};
+
+/* Attach the program, create the sockets. On failure everything done is undone
+ * and a message saying what to do has been logged. */
+int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg);
+void xdp_port_close(struct xdp_port *port);
+
+int xdp_port_serve_gid(struct xdp_port *port, const struct vrdma_gid *gid, uint32_t vm_id);
+int xdp_port_unserve_gid(struct xdp_port *port, const struct vrdma_gid *gid);
+/* Sum of the program's per-CPU counters. */
+int xdp_port_read_stats(const struct xdp_port *port, uint64_t out[VRDMA_XDP_STAT_MAX]);
+
+const char *xdp_port_mode_name(const struct xdp_port *port);
+bool xdp_port_zerocopy(const struct xdp_port *port);
+const char *vrdma_xdp_stat_name(enum vrdma_xdp_stat s);
+
+#endif
