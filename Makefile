@@ -1,0 +1,143 @@
+# vrdmad — see README.md. `make help` lists the targets.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib/vrdmad
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+BUILD ?= build
+
+CC ?= gcc
+CLANG ?= clang
+PKG_CONFIG ?= pkg-config
+PKGS := libxdp libbpf libsystemd json-c inih
+ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+
+# Debian packages the project needs: to build, to test, and to run the demo.
+DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev \
+	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libcmocka-dev \
+	iproute2 iputils-ping python3 jq
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
+	-Wmissing-prototypes -Wstrict-prototypes
+BASE_CFLAGS := -std=gnu11 -g -D_GNU_SOURCE $(WARN) -Iinclude -Idaemon \
+	-DVRDMA_XDP_OBJECT_DEFAULT='"$(LIBDIR)/vrdma_xdp.bpf.o"'
+CFLAGS ?= -O2
+SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+ifeq ($(V),1)
+Q :=
+say :=
+else
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+# pkg-config runs only for targets that compile: `make deps` must work first.
+pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(PKGS))
+pkg_libs = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread
+
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(DAEMON_SRCS))
+CTL_SRCS := tools/vrdmactl.c daemon/config.c
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+HEADERS := $(wildcard include/*.h daemon/*.h)
+
+BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
+PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
+SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
+SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
+
+.PHONY: all deps check unit integration demo bench install uninstall clean help
+all: $(PROGS) $(BPF_OBJ)
+
+help:
+	@echo 'make            build vrdmad, vrdmactl and the XDP program into $(BUILD)/'
+	@echo 'make deps       install the Debian packages the project needs (as root)'
+	@echo 'make check      deps, build, then every test (unit under ASan+UBSan, netns integration; as root)'
+	@echo 'make unit       only the unit tests'
+	@echo 'make integration  only the network-namespace tests (root)'
+	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
+	@echo 'make bench      benchmarks (root)'
+	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (PREFIX=$(PREFIX))'
+	@echo 'make uninstall  remove what install put there'
+	@echo 'V=1             show full commands'
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" != 0 ]; then echo "missing packages:" $$missing "- run: sudo make deps" >&2; exit 1; fi; \
+		echo "installing:" $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD) $(BUILD)/asan:
+	$(Q)mkdir -p $@
+
+$(BUILD)/vrdmad: $(DAEMON_SRCS) $(HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
+
+$(BUILD)/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(CTL_SRCS) -o $@ $(pkg_libs)
+
+$(BUILD)/asan/vrdmad: $(DAEMON_SRCS) $(HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
+
+$(BUILD)/asan/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(CTL_SRCS) -o $@ $(pkg_libs)
+
+# A unit test links the daemon's sources except main.c; the linker keeps
+# only what the test uses.
+$(BUILD)/asan/test_%: tests/unit/test_%.c $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DVRDMA_SRCDIR='"$(CURDIR)"' $(pkg_cflags) \
+		$$($(PKG_CONFIG) --cflags cmocka) $< $(DAEMON_LIB_SRCS) -o $@ \
+		$(pkg_libs) $$($(PKG_CONFIG) --libs cmocka)
+
+$(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
+	$(call say,BPF,$@)
+	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC) -c $< -o $@
+
+unit: $(SAN_TESTS)
+	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; $$t; done
+
+integration: all $(SAN_PROGS)
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) tests/run-integration.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) tests/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) tests/bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(BUILD)/vrdmad $(DESTDIR)$(SBINDIR)/vrdmad
+	install -m 0755 $(BUILD)/vrdmactl $(DESTDIR)$(SBINDIR)/vrdmactl
+	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/vrdma_xdp.bpf.o
+	test -e $(DESTDIR)$(SYSCONFDIR)/vrdmad.conf || \
+		install -m 0644 etc/vrdmad.conf $(DESTDIR)$(SYSCONFDIR)/vrdmad.conf
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/vrdmad $(DESTDIR)$(SBINDIR)/vrdmactl \
+		$(DESTDIR)$(LIBDIR)/vrdma_xdp.bpf.o
+	-rmdir $(DESTDIR)$(LIBDIR) 2>/dev/null
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Control socket (protocol in include/vrdma_control.h, docs/control.md).
+ * Non-blocking on the sd-event loop: a slow or silent client costs a slot,
+ * never the loop. Mode 0600: only root may talk to the daemon.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "log.h"
+#include "vrdma_control.h"
+
+#define CONTROL_MAX_CONNS	16
+#define CONTROL_TIMEOUT_USEC	(5 * 1000000ull)
+
+struct control_conn {
+	struct control_server *srv;
+	struct control_conn *next;
+	int fd;
+	sd_event_source *io, *timer;
+	char *buf;		/* request, then response */
+	size_t len, off;
+	bool answering;
+};
+
+struct control_server {
+	struct vrdmad *d;
+	int fd;
+	sd_event_source *io;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct control_conn *conns;
+	unsigned int n_conns;
+};
+
+static void conn_free(struct control_conn *c)
+{
+	struct control_conn **pp;
+
+	for (pp = &c->srv->conns; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	c->srv->n_conns--;
+	sd_event_source_disable_unref(c->io);
+	sd_event_source_disable_unref(c->timer);
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+static void format_mac(char *buf, size_t len, const uint8_t m[6])
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+static json_object *json_u64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static json_object *status_json(struct vrdmad *d)
+{
+	json_object *o = json_object_new_object(), *port, *arr, *w, *vm, *gids, *qs;
+	const struct xdp_port *p = &d->port;
+	char buf[INET6_ADDRSTRLEN + 1];
+	unsigned int i, j;
+
+	json_object_object_add(o, "version", json_object_new_string(VRDMAD_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "uptime_s", json_u64((mono_ns() - d->start_ns) / 1000000000ull));
+	json_object_object_add(o, "config", json_object_new_string(d->cfg.path));
+
+	port = json_object_new_object();
+	json_object_object_add(port, "interface", json_object_new_string(p->ifname));
+	json_object_object_add(port, "ifindex", json_object_new_int(p->ifindex));
+	format_mac(buf, sizeof(buf), p->mac);
+	json_object_object_add(port, "mac", json_object_new_string(buf));
+	json_object_object_add(port, "mtu", json_object_new_int(p->mtu));
+	json_object_object_add(port, "xdp_mode", json_object_new_string(xdp_port_mode_name(p)));
+	json_object_object_add(port, "xdp_attach",
+			       json_object_new_string(p->dispatcher ? "dispatcher" : "single"));
+	json_object_object_add(port, "xdp_program_id", json_object_new_int64(p->prog_id));
+	json_object_object_add(port, "zerocopy", json_object_new_boolean(xdp_port_zerocopy(p)));
+	json_object_object_add(port, "multi_buffer", json_object_new_boolean(p->multi_buffer));
+	json_object_object_add(port, "rx_queues", json_object_new_int(p->hw_rx_queues));
+	qs = json_object_new_array();
+	for (i = 0; i < p->n_queues; i++)
+		json_object_array_add(qs, json_object_new_int(p->queues[i].queue_id));
+	json_object_object_add(port, "queues", qs);
+	json_object_object_add(o, "port", port);
+
+	arr = json_object_new_array();
+	for (i = 0; i < d->n_workers; i++) {
+		w = json_object_new_object();
+		json_object_object_add(w, "id", json_object_new_int(i));
+		qs = json_object_new_array();
+		for (j = 0; j < d->workers[i].n_queues; j++)
+			json_object_array_add(qs, json_object_new_int(d->workers[i].queues[j]->queue_id));
+		json_object_object_add(w, "queues", qs);
+		json_object_array_add(arr, w);
+	}
+	json_object_object_add(o, "workers", arr);
+
+	arr = json_object_new_array();
+	for (i = 0; i < d->vms.n_vms; i++) {
+		const struct vrdma_vm_config *vc = &d->vms.vms[i].cfg;
+
+		vm = json_object_new_object();
+		json_object_object_add(vm, "name", json_object_new_string(vc->name));
+		json_object_object_add(vm, "socket", json_object_new_string(vc->socket));
+		format_mac(buf, sizeof(buf), vc->has_mac ? vc->mac : p->mac);
+		json_object_object_add(vm, "mac", json_object_new_string(buf));
+		gids = json_object_new_array();
+		for (j = 0; j < vc->n_gids; j++) {
+			vrdma_gid_format(&vc->gids[j], buf, sizeof(buf));
+			json_object_array_add(gids, json_object_new_string(buf));
+		}
+		json_object_object_add(vm, "gids", gids);
+		json_object_array_add(arr, vm);
+	}
+	json_object_object_add(o, "vms", arr);
+	return o;
+}
+
+static json_object *stats_json(struct vrdmad *d)
+{
+	json_object *o = json_object_new_object(), *x, *port, *drops, *arr, *e;
+	uint64_t xs[VRDMA_XDP_STAT_MAX], sum[PORT_DROP_MAX] = {}, fr = 0, by = 0, bu = 0;
+	unsigned int i, k;
+
+	x = json_object_new_object();
+	if (xdp_port_read_stats(&d->port, xs) == 0)
+		for (k = 0; k < VRDMA_XDP_STAT_MAX; k++)
+			json_object_object_add(x, vrdma_xdp_stat_name(k), json_u64(xs[k]));
+	json_object_object_add(o, "xdp", x);
+
+	arr = json_object_new_array();
+	for (i = 0; i < d->n_workers; i++) {
+		const struct worker_stats *s = &d->workers[i].stats;
+
+		e = json_object_new_object();
+		json_object_object_add(e, "id", json_object_new_int(i));
+		json_object_object_add(e, "rx_frames", json_u64(stat_read(&s->rx_frames)));
+		json_object_object_add(e, "rx_bytes", json_u64(stat_read(&s->rx_bytes)));
+		json_object_array_add(arr, e);
+		fr += stat_read(&s->rx_frames);
+		by += stat_read(&s->rx_bytes);
+		bu += stat_read(&s->rx_buffers);
+		for (k = 0; k < PORT_DROP_MAX; k++)
+			sum[k] += stat_read(&s->drops[k]);
+	}
+	port = json_object_new_object();
+	json_object_object_add(port, "rx_frames", json_u64(fr));
+	json_object_object_add(port, "rx_bytes", json_u64(by));
+	json_object_object_add(port, "rx_buffers", json_u64(bu));
+	drops = json_object_new_object();
+	for (k = 0; k < PORT_DROP_MAX; k++)
+		json_object_object_add(drops, port_drop_name(k), json_u64(sum[k]));
+	json_object_object_add(port, "drops", drops);
+	json_object_object_add(o, "port", port);
+	json_object_object_add(o, "workers", arr);
+
+	arr = json_object_new_array();
+	for (i = 0; i < d->vms.n_vms; i++) {
+		uint64_t vf = 0, vb = 0;
+
+		for (k = 0; k < d->n_workers; k++) {
+			vf += stat_read(&d->workers[k].stats.vm_rx_frames[i]);
+			vb += stat_read(&d->workers[k].stats.vm_rx_bytes[i]);
+		}
+		e = json_object_new_object();
+		json_object_object_add(e, "name", json_object_new_string(d->vms.vms[i].cfg.name));
+		json_object_object_add(e, "rx_frames", json_u64(vf));
+		json_object_object_add(e, "rx_bytes", json_u64(vb));
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "vms", arr);
+	return o;
+}
+
+static const struct control_command {
+	const char *name;
+	json_object *(*fn)(struct vrdmad *d);
+} commands[] = {
+	{ "status", status_json },
+	{ "stats", stats_json },
+};
+
+static json_object *answer_error(json_object *ans, const char *error)
+{
+	json_object_object_add(ans, "ok", json_object_new_boolean(0));
+	json_object_object_add(ans, "error", json_object_new_string(error));
+	return ans;
+}
+
+/* Answer one request line; always produces an answer object. */
+static json_object *handle_request(struct vrdmad *d, const char *line)
+{
+	json_object *req, *cmd, *ans = json_object_new_object();
+	enum json_tokener_error jerr;
+	const char *name;
+	char msg[256];
+	size_t i;
+
+	json_object_object_add(ans, "protocol", json_object_new_int(VRDMA_CONTROL_PROTOCOL));
+	req = json_tokener_parse_verbose(line, &jerr);
+	if (!req) {
+		snprintf(msg, sizeof(msg), "request is not JSON: %s", json_tokener_error_desc(jerr));
+		return answer_error(ans, msg);
+	}
+	if (!json_object_is_type(req, json_type_object) ||
+	    !json_object_object_get_ex(req, "command", &cmd) ||
+	    !json_object_is_type(cmd, json_type_string)) {
+		answer_error(ans, "request must be an object with a \"command\" string");
+		goto put_req;
+	}
+	name = json_object_get_string(cmd);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			break;
+	if (i == sizeof(commands) / sizeof(commands[0])) {
+		snprintf(msg, sizeof(msg), "unknown command '%.64s' (known: status, stats)", name);
+		answer_error(ans, msg);
+		goto put_req;
+	}
+	json_object_object_add(ans, "ok", json_object_new_boolean(1));
+	json_object_object_add(ans, "data", commands[i].fn(d));
+put_req:
+	json_object_put(req);
+	return ans;
+}
+
+/* Serialize ans (consumed) into the connection and switch it to writing. */
+static int conn_send(struct control_conn *c, json_object *ans)
+{
+	const char *text = json_object_to_json_string_ext(ans, JSON_C_TO_STRING_PLAIN);
+	size_t n = strlen(text);
+	char *out = malloc(n + 1);
+
+	if (!out) {
+		json_object_put(ans);
+		return -ENOMEM;
+	}
+	memcpy(out, text, n);
+	out[n] = '\n';
+	json_object_put(ans);
+	free(c->buf);
+	c->buf = out;
+	c->len = n + 1;
+	c->off = 0;
+	c->answering = true;
+	return sd_event_source_set_io_events(c->io, EPOLLOUT);
+}
+
+static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct control_conn *c = userdata;
+	ssize_t n;
+	char *nl;
+
+	(void)s;
+	if (c->answering) {
+		n = write(fd, c->buf + c->off, c->len - c->off);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0 || (c->off += n) == c->len)
+			conn_free(c);	/* done, or the client went away */
+		return 0;
+	}
+	if (!(revents & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+		return 0;
+	n = read(fd, c->buf + c->len, VRDMA_CONTROL_MAX_REQUEST - c->len);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n < 0) {
+		conn_free(c);
+		return 0;
+	}
+	c->len += n;
+	c->buf[c->len] = '\0';
+	nl = memchr(c->buf, '\n', c->len);
+	if (nl)
+		*nl = '\0';
+	else if (n > 0 && c->len < VRDMA_CONTROL_MAX_REQUEST)
+		return 0;	/* more to come */
+	else if (n == 0 && c->len == 0) {
+		conn_free(c);	/* connected and left */
+		return 0;
+	} else if (c->len >= VRDMA_CONTROL_MAX_REQUEST) {
+		json_object *ans = json_object_new_object();
+
+		json_object_object_add(ans, "protocol", json_object_new_int(VRDMA_CONTROL_PROTOCOL));
+		if (conn_send(c, answer_error(ans, "request too long")) < 0)
+			conn_free(c);
+		return 0;
+	}
+	if (conn_send(c, handle_request(c->srv->d, c->buf)) < 0)
+		conn_free(c);
+	return 0;
+}
+
+static int on_conn_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)s;
+	(void)usec;
+	log_debug("control: dropping a client that sent nothing in time");
+	conn_free(userdata);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct control_server *srv = userdata;
+	struct control_conn *c;
+	uint64_t now;
+	int cfd;
+
+	(void)s;
+	(void)revents;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (srv->n_conns >= CONTROL_MAX_CONNS) {
+		log_ratelimited(VRDMA_LOG_WARNING, "control: too many clients, refusing one");
+		close(cfd);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto close_fd;
+	c->buf = malloc(VRDMA_CONTROL_MAX_REQUEST + 1);
+	if (!c->buf)
+		goto free_conn;
+	c->srv = srv;
+	c->fd = cfd;
+	if (sd_event_add_io(srv->d->event, &c->io, cfd, EPOLLIN, on_conn_io, c) < 0)
+		goto free_buf;
+	sd_event_now(srv->d->event, CLOCK_MONOTONIC, &now);
+	if (sd_event_add_time(srv->d->event, &c->timer, CLOCK_MONOTONIC,
+			      now + CONTROL_TIMEOUT_USEC, 0, on_conn_timeout, c) < 0)
+		goto unref_io;
+	c->next = srv->conns;
+	srv->conns = c;
+	srv->n_conns++;
+	return 0;
+
+unref_io:
+	sd_event_source_disable_unref(c->io);
+free_buf:
+	free(c->buf);
+free_conn:
+	free(c);
+close_fd:
+	close(cfd);
+	return 0;
+}
+
+/* A socket file left by a daemon that died is removed; one that answers
+ * belongs to a running daemon and is left alone. */
+static int claim_path(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, err;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode)) {
+		log_err("control socket %s exists and is not a socket: remove it or set "
+			"[daemon] control_socket", path);
+		return -EEXIST;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	close(fd);
+	if (!err) {
+		log_err("control socket %s is in use: another vrdmad is running "
+			"(stop it, or give this one another control_socket)", path);
+		return -EADDRINUSE;
+	}
+	return unlink(path) < 0 ? -errno : 0;
+}
+
+static int make_parent_dir(const char *path)
+{
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int control_open(struct vrdmad *d, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct control_server *srv;
+	mode_t old_umask;
+	int err;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		return -ENOMEM;
+	srv->d = d;
+	snprintf(srv->path, sizeof(srv->path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	err = make_parent_dir(path);
+	if (err) {
+		log_err("cannot create the directory of control socket %s: %s", path,
+			strerror(-err));
+		goto free_srv;
+	}
+	err = claim_path(path);
+	if (err)
+		goto free_srv;
+	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0) {
+		err = -errno;
+		goto free_srv;
+	}
+	old_umask = umask(0177);	/* born 0600: no window where others may connect */
+	err = bind(srv->fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
+	umask(old_umask);
+	if (err) {
+		log_err("cannot bind control socket %s: %s", path, strerror(-err));
+		goto close_fd;
+	}
+	if (listen(srv->fd, CONTROL_MAX_CONNS) < 0) {
+		err = -errno;
+		goto unlink_path;
+	}
+	err = sd_event_add_io(d->event, &srv->io, srv->fd, EPOLLIN, on_accept, srv);
+	if (err < 0)
+		goto unlink_path;
+	d->control = srv;
+	return 0;
+
+unlink_path:
+	unlink(path);
+close_fd:
+	close(srv->fd);
+free_srv:
+	free(srv);
+	return err;
+}
+
+void control_close(struct vrdmad *d)
+{
+	struct control_server *srv = d->control;
+
+	if (!srv)
+		return;
+	while (srv->conns)
+		conn_free(srv->conns);
+	sd_event_source_disable_unref(srv->io);
+	close(srv->fd);
+	unlink(srv->path);
+	free(srv);
+	d->control = NULL;
+}
