@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Small traffic helpers for the netns tests (run inside a namespace).
+
+  send ADDR PORT COUNT [SIZE]   send COUNT UDP datagrams of SIZE bytes
+  recv PORT SECONDS [ADDR]      count datagrams arriving on PORT until SECONDS of quiet
+  tcp-echo PORT SECONDS         serve one TCP echo connection
+  tcp-check ADDR PORT           connect, send, expect the echo
+  raw IFNAME HEX                send one raw Ethernet frame (hex) on IFNAME
+  raw-udp IFNAME DSTMAC SRC DST DPORT COUNT [vlan=ID] [ihl=N]
+                                send COUNT hand-built Ethernet/[802.1Q]/IPv4/UDP
+                                frames (ihl > 5 adds IPv4 options: NOPs)
+"""
+import socket
+import struct
+import sys
+import time
+
+
+def family(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def main(argv):
+    cmd = argv[1]
+    if cmd == "send":
+        addr, port, count = argv[2], int(argv[3]), int(argv[4])
+        size = int(argv[5]) if len(argv) > 5 else 64
+        s = socket.socket(family(addr), socket.SOCK_DGRAM)
+        for i in range(count):
+            s.sendto(bytes([i & 0xff]) * size, (addr, port))
+            if i % 32 == 31:
+                time.sleep(0.001)  # stay within the veth queue
+        return 0
+    if cmd == "recv":
+        port, quiet = int(argv[2]), float(argv[3])
+        addr = argv[4] if len(argv) > 4 else "::"
+        s = socket.socket(family(addr), socket.SOCK_DGRAM)
+        if family(addr) == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        s.bind((addr, port))
+        s.settimeout(quiet)
+        print("ready", flush=True)
+        n = 0
+        try:
+            while True:
+                s.recv(65536)
+                n += 1
+        except socket.timeout:
+            pass
+        print(n, flush=True)
+        return 0
+    if cmd == "tcp-echo":
+        port, timeout = int(argv[2]), float(argv[3])
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("::", port))
+        s.listen(1)
+        s.settimeout(timeout)
+        print("ready", flush=True)
+        c, _ = s.accept()
+        c.sendall(c.recv(1024))
+        c.close()
+        return 0
+    if cmd == "tcp-check":
+        addr, port = argv[2], int(argv[3])
+        c = socket.create_connection((addr, port), timeout=5)
+        c.sendall(b"hello vrdmad")
+        return 0 if c.recv(1024) == b"hello vrdmad" else 1
+    if cmd == "raw-udp":
+        ifname, dst_mac, src, dst = argv[2], argv[3], argv[4], argv[5]
+        dport, count = int(argv[6]), int(argv[7])
+        opts = dict(a.split("=") for a in argv[8:])
+        ihl = int(opts.get("ihl", 5))
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((ifname, 0))
+        src_mac = s.getsockname()[4]
+        payload = b"\x00" * 32
+        udp = struct.pack("!HHHH", 49152, dport, 8 + len(payload), 0) + payload
+        ip = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + len(udp), 1, 0x4000,
+                         64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst))
+        ip += b"\x01" * (ihl * 4 - 20)
+        csum = sum(struct.unpack("!%dH" % (len(ip) // 2), ip))
+        while csum >> 16:
+            csum = (csum & 0xffff) + (csum >> 16)
+        ip = ip[:10] + struct.pack("!H", ~csum & 0xffff) + ip[12:]
+        eth = bytes.fromhex(dst_mac.replace(":", "")) + src_mac
+        if "vlan" in opts:
+            eth += struct.pack("!HH", 0x8100, int(opts["vlan"]))
+        frame = eth + b"\x08\x00" + ip + udp
+        for _ in range(count):
+            s.send(frame)
+        return 0
+    if cmd == "raw":
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((argv[2], 0))
+        s.send(bytes.fromhex(argv[3]))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
