@@ -119,11 +119,17 @@ static int run(struct vrdmad *d)
 	if (err)
 		goto close_port;
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
+		sd_event_source *wd;
+
 		sd_event_now(d->event, CLOCK_MONOTONIC, &now);
-		err = sd_event_add_time(d->event, NULL, CLOCK_MONOTONIC,
+		err = sd_event_add_time(d->event, &wd, CLOCK_MONOTONIC,
 					now + d->watchdog_usec / 4, 0, on_watchdog, d);
 		if (err < 0)
 			goto stop_workers;
+		/* Periodic: on_watchdog moves the time forward each round. */
+		sd_event_source_set_enabled(wd, SD_EVENT_ON);
+		sd_event_source_set_floating(wd, 1);
+		sd_event_source_unref(wd);
 	}
 
 	sd_notifyf(0, "READY=1\nSTATUS=serving %u VM(s) on %s (XDP %s, AF_XDP %s, %u queue(s), %u worker(s))",
