@@ -203,6 +203,16 @@ has_xdp() { ! no_xdp; }
 check "... and the foreign program is still attached" has_xdp
 ip -n "$NSA" link set dev "$IFA" xdpgeneric off
 
+# A failure after the program is attached must detach it again: veth has no
+# zero-copy AF_XDP, so zerocopy = on fails at the socket.
+CONF_ZC=$(write_conf "zerocopy = on" "$VMS" zc.conf)
+check "zerocopy = on on veth: refused, and the message says what to set" \
+	fails_with "set zerocopy = auto or off" -c "$CONF_ZC"
+check "... and the XDP program attached before the failure is gone" no_xdp
+CONF_Q=$(write_conf "queues = 2" "$VMS" q2.conf)
+check "queues = 2 on a one-queue interface: refused with a message" \
+	fails_with "queues = 2, but $IFA has only 1 receive queue" -c "$CONF_Q"
+
 # xdp_mode = skb, and multi-buffer at MTU 9000.
 port_is() { local j; j=$(ctl status --json) && [ -n "$j" ] && jq -e "$1" <<< "$j" > /dev/null; }
 CONF_SKB=$(write_conf "xdp_mode = skb" "$VMS" skb.conf)
@@ -230,5 +240,28 @@ check "... each in more than one buffer" test "$(( $(jstat '.port.rx_buffers') -
 stop_daemon
 check "MTU 9000: exit code 0" test "$RC" = 0
 check "MTU 9000: no sanitizer report" clean_log
+
+# Two receive queues, two workers: each worker owns one queue's socket.
+ip netns del "$NSA"; ip netns del "$NSB"
+ip netns add "$NSA"; ip netns add "$NSB"
+ip link add "$IFA" netns "$NSA" numrxqueues 2 numtxqueues 2 type veth \
+	peer name "$IFB" netns "$NSB" numrxqueues 2 numtxqueues 2
+ip -n "$NSA" addr add 10.201.0.1/24 dev "$IFA"
+ip -n "$NSB" addr add 10.201.0.2/24 dev "$IFB"
+ip -n "$NSA" link set "$IFA" up; ip -n "$NSB" link set "$IFB" up
+CONF_W2=$(write_conf "" "$VMS" w2.conf)
+sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_W2"
+start_daemon "$CONF_W2"
+check "2 queues, workers = 2: one XSK per queue, one queue per worker" \
+	port_is '.port.queues == [0, 1] and .port.rx_queues == 2 and [.workers[].queues] == [[0], [1]]'
+before=$(vm_rx alpha)
+send_and_listen 10.201.0.1 4791 300
+check "2 workers: 300 datagrams counted exactly once, kernel none" \
+	test "$(( $(vm_rx alpha) - before ))-$GOT" = "300-0"
+check "... the per-worker counters add up to the port's" \
+	test "$(jstat '[.workers[].rx_frames] | add')" = "$(jstat '.port.rx_frames')"
+stop_daemon
+check "2 workers: exit code 0, no program left" test "$RC-$(no_xdp && echo clean)" = "0-clean"
+check "2 workers: no sanitizer report" clean_log
 
 summary
