@@ -135,6 +135,7 @@ static json_object *stats_json(struct vrdmad *d)
 {
 	json_object *o = json_object_new_object(), *x, *port, *drops, *arr, *e;
 	uint64_t xs[VRDMA_XDP_STAT_MAX], sum[PORT_DROP_MAX] = {}, fr = 0, by = 0, bu = 0;
+	struct xsk_kernel_stats ks;
 	unsigned int i, k;
 
 	x = json_object_new_object();
@@ -166,6 +167,16 @@ static json_object *stats_json(struct vrdmad *d)
 	for (k = 0; k < PORT_DROP_MAX; k++)
 		json_object_object_add(drops, port_drop_name(k), json_u64(sum[k]));
 	json_object_object_add(port, "drops", drops);
+	if (xdp_port_read_xsk_stats(&d->port, &ks) == 0) {
+		x = json_object_new_object();
+		json_object_object_add(x, "rx_dropped", json_u64(ks.rx_dropped));
+		json_object_object_add(x, "rx_ring_full", json_u64(ks.rx_ring_full));
+		json_object_object_add(x, "rx_fill_ring_empty", json_u64(ks.rx_fill_ring_empty));
+		json_object_object_add(x, "rx_invalid_descs", json_u64(ks.rx_invalid_descs));
+		json_object_object_add(x, "tx_invalid_descs", json_u64(ks.tx_invalid_descs));
+		json_object_object_add(x, "tx_ring_empty", json_u64(ks.tx_ring_empty));
+		json_object_object_add(port, "xsk", x);
+	}
 	json_object_object_add(o, "port", port);
 	json_object_object_add(o, "workers", arr);
 

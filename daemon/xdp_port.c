@@ -442,3 +442,25 @@ int xdp_port_read_stats(const struct xdp_port *port, uint64_t out[VRDMA_XDP_STAT
 	free(vals);
 	return 0;
 }
+
+int xdp_port_read_xsk_stats(const struct xdp_port *port, struct xsk_kernel_stats *out)
+{
+	unsigned int i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < port->n_queues; i++) {
+		struct xdp_statistics st;
+		socklen_t len = sizeof(st);
+
+		if (getsockopt(xsk_socket__fd(port->queues[i].xsk), SOL_XDP, XDP_STATISTICS,
+			       &st, &len) < 0)
+			return -errno;
+		out->rx_dropped += st.rx_dropped;
+		out->rx_ring_full += st.rx_ring_full;
+		out->rx_fill_ring_empty += st.rx_fill_ring_empty_descs;
+		out->rx_invalid_descs += st.rx_invalid_descs;
+		out->tx_invalid_descs += st.tx_invalid_descs;
+		out->tx_ring_empty += st.tx_ring_empty_descs;
+	}
+	return 0;
+}

@@ -66,6 +66,18 @@ int xdp_port_unserve_gid(struct xdp_port *port, const struct vrdma_gid *gid);
 /* Sum of the program's per-CPU counters. */
 int xdp_port_read_stats(const struct xdp_port *port, uint64_t out[VRDMA_XDP_STAT_MAX]);
 
+/* The kernel's AF_XDP counters (XDP_STATISTICS), summed over the queues:
+ * frames lost between XDP and us, which no counter of ours can see. */
+struct xsk_kernel_stats {
+	uint64_t rx_dropped;		/* dropped by the kernel for other reasons */
+	uint64_t rx_ring_full;		/* our RX ring was full */
+	uint64_t rx_fill_ring_empty;	/* no free buffer in the fill ring */
+	uint64_t rx_invalid_descs;
+	uint64_t tx_invalid_descs;
+	uint64_t tx_ring_empty;
+};
+int xdp_port_read_xsk_stats(const struct xdp_port *port, struct xsk_kernel_stats *out);
+
 const char *xdp_port_mode_name(const struct xdp_port *port);
 bool xdp_port_zerocopy(const struct xdp_port *port);
 const char *vrdma_xdp_stat_name(enum vrdma_xdp_stat s);

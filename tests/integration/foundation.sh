@@ -128,7 +128,10 @@ stats_fields() {
 	j=$(ctl stats --json) && [ -n "$j" ] && jq -e '
 	(.xdp | keys) == ["ip_fragment", "malformed", "no_xsk", "passed", "redirected"]
 	and ([.xdp[]] | all(type == "number"))
-	and (.port | keys) == ["drops", "rx_buffers", "rx_bytes", "rx_frames"]
+	and (.port | keys) == ["drops", "rx_buffers", "rx_bytes", "rx_frames", "xsk"]
+	and (.port.xsk | keys) == ["rx_dropped", "rx_fill_ring_empty", "rx_invalid_descs",
+				   "rx_ring_full", "tx_invalid_descs", "tx_ring_empty"]
+	and ([.port.xsk[]] | all(type == "number"))
 	and (.port.drops | keys) == ["not_roce", "short", "unknown_gid"]
 	and (.workers[0] | keys) == ["id", "rx_bytes", "rx_frames"]
 	and [.vms[].name] == ["alpha", "beta"]
