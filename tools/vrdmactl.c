@@ -189,41 +189,51 @@ static void print_stats(json_object *d)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET, *cmd;
-	json_object *ans, *data;
-	bool json = false;
-	int c, ret = 1;
+static const struct option opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
 
-	while ((c = getopt_long(argc, argv, "+s:jh", opts, NULL)) != -1) {
+/* Options may come before and after the command (`vrdmactl stats --json`):
+ * parse up to the first non-option ('+'), then again after the command.
+ * Returns -1 to go on, else the exit code. */
+static int parse_opts(int argc, char **argv, const char *optstring, const char **path,
+		      bool *json)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		switch (c) {
-		case 's': path = optarg; break;
-		case 'j': json = true; break;
+		case 's': *path = optarg; break;
+		case 'j': *json = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET, *cmd;
+	json_object *ans, *data;
+	bool json = false;
+	int ret;
+
+	ret = parse_opts(argc, argv, "+s:jh", &path, &json);
+	if (ret >= 0)
+		return ret;
 	if (optind >= argc) {
 		usage(stderr);
 		return 2;
 	}
 	cmd = argv[optind++];
-	/* Options may also follow the command: `vrdmactl stats --json`. */
-	while ((c = getopt_long(argc, argv, "s:jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's': path = optarg; break;
-		case 'j': json = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-	}
+	ret = parse_opts(argc, argv, "s:jh", &path, &json);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
 	if (optind < argc) {
 		fprintf(stderr, "vrdmactl: unexpected argument '%s'\n", argv[optind]);
 		return 2;
