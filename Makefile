@@ -10,12 +10,12 @@ BUILD ?= build
 CC ?= gcc
 CLANG ?= clang
 PKG_CONFIG ?= pkg-config
-PKGS := libxdp libbpf libsystemd json-c inih
+PKGS := libxdp libbpf libsystemd json-c inih libisal
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the project needs: to build, to test, and to run the demo.
 DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev \
-	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libcmocka-dev \
+	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev libcmocka-dev \
 	iproute2 iputils-ping python3 jq
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \

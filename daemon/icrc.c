@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <isa-l/crc.h>
+#include <string.h>
+
+#include "icrc.h"
+#include "roce_wire.h"
+
+uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len)
+{
+	return crc32_gzip_refl(crc, buf, len);
+}
+
+uint32_t roce_icrc_masked_headers(const uint8_t *ip, unsigned int ip_len, bool ipv6)
+{
+	/* 8 + IPv4 with options (60) or IPv6 (40) + UDP + BTH */
+	uint8_t m[8 + 60 + sizeof(struct udp_hdr) + sizeof(struct bth)];
+	uint8_t *h = m + 8, *udp = h + ip_len, *bth = udp + sizeof(struct udp_hdr);
+	unsigned int n = 8 + ip_len + sizeof(struct udp_hdr) + sizeof(struct bth);
+
+	memset(m, 0xff, 8);
+	memcpy(h, ip, n - 8);
+	if (ipv6) {
+		h[0] |= 0x0f;		/* traffic class, high nibble */
+		h[1] = h[2] = h[3] = 0xff; /* traffic class, low nibble; flow label */
+		h[7] = 0xff;		/* hop limit */
+	} else {
+		h[1] = 0xff;		/* TOS */
+		h[8] = 0xff;		/* TTL */
+		h[10] = h[11] = 0xff;	/* header checksum */
+	}
+	udp[6] = udp[7] = 0xff;		/* UDP checksum */
+	bth[4] = 0xff;			/* FECN, BECN, resv6 */
+	return roce_crc32(0, m, n);
+}
