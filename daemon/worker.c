@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
-#include <linux/if_ether.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -10,20 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "log.h"
 #include "worker.h"
 
 #define RX_BATCH 64
 
-static const char *const port_drop_names[PORT_DROP_MAX] = {
-	[PORT_DROP_SHORT] = "short",
-	[PORT_DROP_NOT_ROCE] = "not_roce",
-	[PORT_DROP_UNKNOWN_GID] = "unknown_gid",
-};
-
 const char *port_drop_name(enum port_drop d)
 {
-	return d < PORT_DROP_MAX ? port_drop_names[d] : "?";
+	if (d < (enum port_drop)ROCE_DROP_MAX)
+		return roce_drop_name((enum roce_drop)d);
+	return d == PORT_DROP_UNKNOWN_GID ? "unknown_gid" : "?";
 }
 
 uint64_t mono_ns(void)
@@ -40,70 +36,23 @@ static inline void stat_add(uint64_t *p, uint64_t v)
 	__atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
 }
 
-static inline uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-/* Destination GID of a RoCEv2 frame (the XDP program's rules), or a drop
- * reason. Only the first buffer is looked at: the headers are there. Packet
- * bytes are read by offset: IP headers sit at 2 mod 4 after Ethernet. */
-static int frame_dst_gid(const uint8_t *p, uint32_t len, struct vrdma_gid *gid)
-{
-	uint32_t off = ETH_HLEN, ihl;
-	uint16_t proto;
-
-	if (len < off)
-		return -PORT_DROP_SHORT;
-	proto = get_be16(p + 12);
-	if (proto == ETH_P_8021Q) {
-		if (len < off + 4)
-			return -PORT_DROP_SHORT;
-		proto = get_be16(p + off + 2);
-		off += 4;
-	}
-	memset(gid, 0, sizeof(*gid));
-	if (proto == ETH_P_IP) {
-		if (len < off + 20)
-			return -PORT_DROP_SHORT;
-		ihl = (p[off] & 0x0f) * 4u;
-		if (p[off] >> 4 != 4 || ihl < 20 || p[off + 9] != IPPROTO_UDP)
-			return -PORT_DROP_NOT_ROCE;
-		gid->raw[10] = gid->raw[11] = 0xff;
-		memcpy(&gid->raw[12], p + off + 16, 4);
-		off += ihl;
-	} else if (proto == ETH_P_IPV6) {
-		if (len < off + 40)
-			return -PORT_DROP_SHORT;
-		if (p[off + 6] != IPPROTO_UDP)
-			return -PORT_DROP_NOT_ROCE;
-		memcpy(gid->raw, p + off + 24, 16);
-		off += 40;
-	} else {
-		return -PORT_DROP_NOT_ROCE;
-	}
-	if (len < off + 8)
-		return -PORT_DROP_SHORT;
-	if (get_be16(p + off + 2) != VRDMA_ROCE_UDP_PORT)
-		return -PORT_DROP_NOT_ROCE;
-	return 0;
-}
-
-/* Until the transport exists, a frame is counted for its VM and released. */
-static void rx_frame(struct worker *w, const uint8_t *first, uint32_t first_len,
+/* Until the transport exists, a valid frame is counted for its VM and
+ * released; an invalid one is counted under its drop reason. */
+static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
 		     uint32_t total_len)
 {
 	struct vrdma_gid gid;
+	struct roce_pkt pkt;
+	enum roce_drop why;
 	const struct vm *vm;
-	int r;
 
 	stat_add(&w->stats.rx_frames, 1);
 	stat_add(&w->stats.rx_bytes, total_len);
-	r = frame_dst_gid(first, first_len, &gid);
-	if (r < 0) {
-		stat_add(&w->stats.drops[-r], 1);
+	if (roce_parse(&pkt, frags, nfrags, &why)) {
+		stat_add(&w->stats.drops[why], 1);
 		return;
 	}
+	memcpy(gid.raw, pkt.addr.dgid, sizeof(gid.raw));
 	vm = vm_table_find_gid(w->vms, &gid);
 	if (!vm) {
 		stat_add(&w->stats.drops[PORT_DROP_UNKNOWN_GID], 1);
@@ -115,10 +64,9 @@ static void rx_frame(struct worker *w, const uint8_t *first, uint32_t first_len,
 
 static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
 {
-	uint32_t idx_rx, idx_fill, i;
-	unsigned int n, done;
-	uint32_t first = 0, total = 0;
-	bool in_frame = false;
+	struct roce_frag frags[XSK_MAX_FRAGS];
+	uint32_t idx_rx, idx_fill, i, total = 0;
+	unsigned int n, done, nfrags = 0;
 
 	n = xsk_ring_cons__peek(&q->rx, RX_BATCH, &idx_rx);
 	/* The kernel posts all buffers of a frame at once; take only whole
@@ -142,17 +90,17 @@ static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx_rx + i);
 
 		stat_add(&w->stats.rx_buffers, 1);
-		if (!in_frame) {
-			first = i;
-			in_frame = true;
+		/* More pieces than the kernel can make (MAX_SKB_FRAGS + 1) is
+		 * impossible; if it happens the frame is cut, and fails parsing. */
+		if (nfrags < XSK_MAX_FRAGS) {
+			frags[nfrags].data = xsk_umem__get_data(q->area, d->addr);
+			frags[nfrags++].len = d->len;
 		}
 		total += d->len;
 		if (!(d->options & XDP_PKT_CONTD)) {
-			const struct xdp_desc *f = xsk_ring_cons__rx_desc(&q->rx, idx_rx + first);
-
-			rx_frame(w, xsk_umem__get_data(q->area, f->addr), f->len, total);
+			rx_frame(w, frags, nfrags, total);
 			total = 0;
-			in_frame = false;
+			nfrags = 0;
 		}
 		*xsk_ring_prod__fill_addr(&q->fill, idx_fill + i) =
 			d->addr - d->addr % XSK_FRAME_SIZE;

@@ -10,14 +10,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "codec.h"
 #include "vm.h"
 #include "xdp_port.h"
 
-/* Why a frame that reached an XSK was dropped before the transport. */
+/* Why a frame that reached an XSK was dropped before the transport: the
+ * codec's reasons (enum roce_drop, same values), then the port's own. */
 enum port_drop {
-	PORT_DROP_SHORT,	/* too short for Ethernet/IP/UDP */
-	PORT_DROP_NOT_ROCE,	/* not IPv4/IPv6 UDP to port 4791 */
-	PORT_DROP_UNKNOWN_GID,	/* destination GID served by no VM (stale map) */
+	PORT_DROP_UNKNOWN_GID = ROCE_DROP_MAX,	/* destination GID served by no VM */
 	PORT_DROP_MAX,
 };
 const char *port_drop_name(enum port_drop d);

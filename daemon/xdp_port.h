@@ -25,6 +25,8 @@
 #define XSK_RX_FRAMES		2048	/* owned by fill + rx rings */
 #define XSK_TX_FRAMES		2048	/* owned by the sender: tx + completion */
 #define XSK_FRAMES		(XSK_RX_FRAMES + XSK_TX_FRAMES)
+/* Most buffers one frame can arrive in (the kernel's MAX_SKB_FRAGS + 1). */
+#define XSK_MAX_FRAGS		18
 /* A single-buffer frame must fit a chunk less the XDP headroom (DESIGN.md). */
 #define XSK_MAX_SINGLE_FRAME	(XSK_FRAME_SIZE - 256)
 

@@ -30,17 +30,27 @@ check_config_ok() { "$VRDMAD" --check-config -c "$CONF" | grep -q ': OK (2 VMs)$
 check "--check-config accepts the test config" check_config_ok
 start_daemon "$CONF"
 
-# Send COUNT datagrams from B to ADDR:PORT while a kernel socket listens on
-# 4791 in A; sets GOT (what the kernel socket received).
-send_and_listen() {
-	local addr=$1 port=$2 count=$3 size=${4:-64} out=$TMP/recv.$NTEST
+# Run a sender in B while a kernel socket listens on 4791 in A; sets GOT
+# (what the kernel socket received). send_and_listen ADDR PORT COUNT [SIZE]
+# sends UDP datagrams; roce_and_listen DST COUNT [OPTS] sends valid RoCEv2
+# frames built by udp.py (zlib ICRC, independent of vrdmad's codec).
+listen_while() {
+	local out=$TMP/recv.$NTEST
 	ip netns exec "$NSA" "$PY" "$HERE/integration/udp.py" recv 4791 1.5 > "$out" &
 	local rpid=$!
 	for _ in $(seq 50); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
-	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" send "$addr" "$port" "$count" "$size"
+	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" "$@"
 	wait "$rpid"
 	GOT=$(tail -1 "$out")
 }
+send_and_listen() { listen_while send "$@"; }
+roce_and_listen() {
+	local dst=$1 count=$2 src=10.201.0.2
+	shift 2
+	case $dst in *:*) src=fd00:c9::2 ;; esac
+	listen_while roce "$IFB" "$MAC_A" "$src" "$dst" "$count" "$@"
+}
+drops() { jstat '[.port.drops[]] | add'; }
 
 vm_rx() { jstat ".vms[] | select(.name == \"$1\") | .rx_frames"; }
 xdp() { jstat ".xdp.$1"; }
@@ -65,30 +75,40 @@ wait "$rpid"
 check "UDP to another port of the served GID reaches the kernel (20/20)" \
 	test "$(tail -1 "$out")" = 20
 
-# (b) every RoCE datagram to a served GID is consumed by vrdmad.
-before=$(vm_rx alpha); redirected=$(xdp redirected)
+# (b) every UDP 4791 datagram to a served GID is consumed by vrdmad: plain
+# datagrams are not RoCE, so the codec drops them, each under a reason.
+frames=$(jstat .port.rx_frames); redirected=$(xdp redirected); dropped=$(drops); before=$(vm_rx alpha)
 send_and_listen 10.201.0.1 4791 200
-check "200 datagrams to UDP 4791 of a served GID: vm alpha counts exactly 200" \
-	test "$(( $(vm_rx alpha) - before ))" = 200
+check "200 datagrams to UDP 4791 of a served GID: vrdmad takes exactly 200" \
+	test "$(( $(jstat .port.rx_frames) - frames ))" = 200
 check "... and the kernel socket on 4791 received none of them" test "$GOT" = 0
 check "... and the XDP program redirected exactly 200" \
 	test "$(( $(xdp redirected) - redirected ))" = 200
+check "... not RoCE: all 200 counted as drops, none for vm alpha" \
+	test "$(( $(drops) - dropped ))-$(( $(vm_rx alpha) - before ))" = "200-0"
+
+before=$(vm_rx alpha); dropped=$(drops)
+roce_and_listen 10.201.0.1 100
+check "100 valid RoCEv2 frames to vm alpha's IPv4 GID: alpha counts exactly 100" \
+	test "$(( $(vm_rx alpha) - before ))-$GOT-$(( $(drops) - dropped ))" = "100-0-0"
+before=$(vm_rx alpha); icrc=$(jstat .port.drops.icrc)
+roce_and_listen 10.201.0.1 20 icrc=bad
+check "20 frames with a bad ICRC: counted under drops.icrc, not for the VM" \
+	test "$(( $(jstat .port.drops.icrc) - icrc ))-$(( $(vm_rx alpha) - before ))" = "20-0"
 
 before=$(vm_rx alpha)
-send_and_listen fd00:c9::1 4791 50
-check "IPv6 GID: 50 sent, vm alpha counts exactly 50, kernel none" \
+roce_and_listen fd00:c9::1 50
+check "IPv6 GID: 50 valid frames, vm alpha counts exactly 50, kernel none" \
 	test "$(( $(vm_rx alpha) - before ))-$GOT" = "50-0"
 
 # Hand-built frames: the kernel here has no 802.1Q devices, and Python's
 # sockets cannot set IPv4 options.
 before=$(vm_rx beta)
-ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" raw-udp "$IFB" "$MAC_A" 10.202.0.2 10.202.0.1 4791 30 vlan=100
-sleep 0.3
+roce_and_listen 10.202.0.1 30 vlan=100
 check "802.1Q-tagged frames to vm beta's GID: 30 counted" \
 	test "$(( $(vm_rx beta) - before ))" = 30
 before=$(vm_rx beta)
-ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" raw-udp "$IFB" "$MAC_A" 10.202.0.2 10.202.0.1 4791 12 ihl=15
-sleep 0.3
+roce_and_listen 10.202.0.1 12 ihl=15
 check "IPv4 with 40 bytes of options (IHL 15) to vm beta's GID: 12 counted" \
 	test "$(( $(vm_rx beta) - before ))" = 12
 
@@ -132,7 +152,9 @@ stats_fields() {
 	and (.port.xsk | keys) == ["rx_dropped", "rx_fill_ring_empty", "rx_invalid_descs",
 				   "rx_ring_full", "tx_invalid_descs", "tx_ring_empty"]
 	and ([.port.xsk[]] | all(type == "number"))
-	and (.port.drops | keys) == ["not_roce", "short", "unknown_gid"]
+	and (.port.drops | keys) == ["bth_version", "ethertype", "header_length", "icrc",
+		"ip_checksum", "ip_fragment", "ip_header", "ip_length", "not_udp", "opcode",
+		"pad", "short", "udp_length", "udp_port", "unknown_gid"]
 	and (.workers[0] | keys) == ["id", "rx_bytes", "rx_frames"]
 	and [.vms[].name] == ["alpha", "beta"]
 	and (.vms[0] | keys) == ["name", "rx_bytes", "rx_frames"]' <<< "$j" > /dev/null
@@ -222,8 +244,8 @@ CONF_SKB=$(write_conf "xdp_mode = skb" "$VMS" skb.conf)
 start_daemon "$CONF_SKB"
 check "xdp_mode = skb: status says skb" port_is '.port.xdp_mode == "skb"'
 before=$(vm_rx alpha)
-send_and_listen 10.201.0.1 4791 25
-check "skb mode: 25 datagrams counted for vm alpha, kernel none" \
+roce_and_listen 10.201.0.1 25
+check "skb mode: 25 RoCE frames counted for vm alpha, kernel none" \
 	test "$(( $(vm_rx alpha) - before ))-$GOT" = "25-0"
 stop_daemon
 check "skb mode: exit code 0" test "$RC" = 0
@@ -236,9 +258,9 @@ start_daemon "$CONF"
 check "MTU 9000: native attach with multi-buffer on" \
 	port_is '.port.xdp_mode == "native" and .port.multi_buffer == true'
 before=$(vm_rx alpha); bytes=$(jstat '.vms[0].rx_bytes'); bufs=$(jstat '.port.rx_buffers')
-send_and_listen 10.201.0.1 4791 10 8000
-check "MTU 9000: ten 8000-byte datagrams arrive as ten whole frames, kernel none" \
-	test "$(( $(vm_rx alpha) - before ))-$(( $(jstat '.vms[0].rx_bytes') - bytes ))-$GOT" = "10-$(( 10 * (8000 + 8 + 20 + 14) ))-0"
+roce_and_listen 10.201.0.1 10 size=8000
+check "MTU 9000: ten 8000-byte RoCE frames arrive whole and valid, kernel none" \
+	test "$(( $(vm_rx alpha) - before ))-$(( $(jstat '.vms[0].rx_bytes') - bytes ))-$GOT" = "10-$(( 10 * (14 + 20 + 8 + 12 + 8000 + 4) ))-0"
 check "... each in more than one buffer" test "$(( $(jstat '.port.rx_buffers') - bufs ))" -gt 10
 stop_daemon
 check "MTU 9000: exit code 0" test "$RC" = 0
@@ -257,9 +279,10 @@ sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_W2"
 start_daemon "$CONF_W2"
 check "2 queues, workers = 2: one XSK per queue, one queue per worker" \
 	port_is '.port.queues == [0, 1] and .port.rx_queues == 2 and [.workers[].queues] == [[0], [1]]'
+MAC_A=$(ip -n "$NSA" -j link show "$IFA" | jq -r '.[0].address')
 before=$(vm_rx alpha)
-send_and_listen 10.201.0.1 4791 300
-check "2 workers: 300 datagrams counted exactly once, kernel none" \
+roce_and_listen 10.201.0.1 300
+check "2 workers: 300 RoCE frames counted exactly once, kernel none" \
 	test "$(( $(vm_rx alpha) - before ))-$GOT" = "300-0"
 check "... the per-worker counters add up to the port's" \
 	test "$(jstat '[.workers[].rx_frames] | add')" = "$(jstat '.port.rx_frames')"

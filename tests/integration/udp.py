@@ -9,15 +9,64 @@
   raw-udp IFNAME DSTMAC SRC DST DPORT COUNT [vlan=ID] [ihl=N]
                                 send COUNT hand-built Ethernet/[802.1Q]/IPv4/UDP
                                 frames (ihl > 5 adds IPv4 options: NOPs)
+  roce IFNAME DSTMAC SRC DST COUNT [size=N] [vlan=ID] [ihl=N] [icrc=bad]
+                                send COUNT valid RoCEv2 RC SEND_ONLY frames of
+                                N payload bytes (IPv4 or IPv6), ICRC computed
+                                here with zlib: independent of vrdmad's codec
 """
 import socket
 import struct
 import sys
+import zlib
 import time
 
 
 def family(addr):
     return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def ip_checksum(hdr):
+    csum = sum(struct.unpack("!%dH" % (len(hdr) // 2), hdr))
+    while csum >> 16:
+        csum = (csum & 0xffff) + (csum >> 16)
+    return ~csum & 0xffff
+
+
+def roce_frame(src_mac, dst_mac, src, dst, psn, size, vlan=None, ihl=5):
+    """Ethernet/[802.1Q]/IP/UDP/BTH/payload/pad/ICRC, as IBA Annex A17 says."""
+    v6 = ":" in dst
+    pad = (4 - size % 4) % 4
+    bth = struct.pack("!BBHI I", 0x04, pad << 4, 0xffff, 0x000011,
+                      0x80000000 | (psn & 0xffffff))  # RC SEND_ONLY, AckReq
+    body = bth + bytes((psn + i) & 0xff for i in range(size)) + b"\x00" * pad
+    udp_len = 8 + len(body) + 4
+    udp = struct.pack("!HHHH", 0xc000 | (psn & 0x3fff), 4791, udp_len, 0)
+    if v6:
+        ip = struct.pack("!IHBB16s16s", 6 << 28, udp_len, 17, 64,
+                         socket.inet_pton(socket.AF_INET6, src),
+                         socket.inet_pton(socket.AF_INET6, dst))
+        masked = bytearray(ip)
+        masked[0] |= 0x0f
+        masked[1:4] = b"\xff\xff\xff"
+        masked[7] = 0xff
+        ethertype = 0x86dd
+    else:
+        opts = b"\x01" * (ihl * 4 - 20)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x40 | ihl, 0, ihl * 4 + udp_len, psn & 0xffff,
+                         0x4000, 64, 17, 0, socket.inet_aton(src), socket.inet_aton(dst)) + opts
+        ip = ip[:10] + struct.pack("!H", ip_checksum(ip)) + ip[12:]
+        masked = bytearray(ip)
+        masked[1] = 0xff
+        masked[8] = 0xff
+        masked[10:12] = b"\xff\xff"
+        ethertype = 0x0800
+    mudp = udp[:6] + b"\xff\xff"
+    mbth = body[:4] + b"\xff" + body[5:]
+    icrc = zlib.crc32(b"\xff" * 8 + bytes(masked) + mudp + mbth) & 0xffffffff
+    eth = dst_mac + src_mac
+    if vlan is not None:
+        eth += struct.pack("!HH", 0x8100, vlan)
+    return eth + struct.pack("!H", ethertype) + ip + udp + body + struct.pack("<I", icrc)
 
 
 def main(argv):
@@ -90,6 +139,22 @@ def main(argv):
         frame = eth + b"\x08\x00" + ip + udp
         for _ in range(count):
             s.send(frame)
+        return 0
+    if cmd == "roce":
+        ifname, dst_mac, src, dst, count = argv[2], argv[3], argv[4], argv[5], int(argv[6])
+        opts = dict(a.split("=") for a in argv[7:])
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((ifname, 0))
+        for psn in range(count):
+            f = roce_frame(s.getsockname()[4], bytes.fromhex(dst_mac.replace(":", "")),
+                           src, dst, psn, int(opts.get("size", 64)),
+                           int(opts["vlan"]) if "vlan" in opts else None,
+                           int(opts.get("ihl", 5)))
+            if opts.get("icrc") == "bad":
+                f = f[:-1] + bytes([f[-1] ^ 0xff])
+            s.send(f)
+            if psn % 32 == 31:
+                time.sleep(0.001)
         return 0
     if cmd == "raw":
         s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
