@@ -104,9 +104,10 @@ static void cursor_io(struct cursor *c, uint8_t *dst, const uint8_t *src, uint32
 	}
 }
 
-static uint32_t frags_len(const struct roce_frag *f, unsigned int n)
+/* 64-bit: a caller's scatter list may add up past 4 GiB. */
+static uint64_t frags_len(const struct roce_frag *f, unsigned int n)
 {
-	uint32_t len = 0;
+	uint64_t len = 0;
 
 	while (n--)
 		len += f[n].len;
@@ -155,8 +156,8 @@ static void parse_ext(struct roce_pkt *pkt, const uint8_t *bth)
 int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
 	       enum roce_drop *why)
 {
-	const uint8_t *p = frags[0].data, *ip, *udp, *bth;
-	uint32_t first = frags[0].len, total, off = 14, end, ip_len, hdr_end, body;
+	const uint8_t *p = nfrags ? frags[0].data : NULL, *ip, *udp, *bth;
+	uint32_t first = nfrags ? frags[0].len : 0, total, off = 14, end, ip_len, hdr_end, body;
 	uint8_t stored[ROCE_ICRC_LEN];
 	struct cursor c;
 	uint32_t crc;
@@ -166,9 +167,10 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 	pkt->frags = frags;
 	pkt->nfrags = nfrags;
 	pkt->addr.vlan = -1;
-	total = frags_len(frags, nfrags);
-	if (first < off)
+	if (!nfrags || first < off)
 		DROP(ROCE_DROP_SHORT);
+	/* A frame is at most 64 KiB of IP; longer chains are cut to that. */
+	total = frags_len(frags, nfrags) > 0x20000 ? 0x20000 : (uint32_t)frags_len(frags, nfrags);
 	memcpy(pkt->addr.dmac, p, 6);
 	memcpy(pkt->addr.smac, p + 6, 6);
 	type = get16(p + 12);
@@ -331,7 +333,8 @@ int roce_build(struct roce_frag *out, unsigned int nout, unsigned int *nused,
 {
 	const struct roce_opcode_info *op = roce_opcode(h->opcode);
 	static const uint8_t zeros[4];
-	uint32_t plen, pad, hdrs, l3, l4_len, total, crc, i;
+	uint64_t plen;
+	uint32_t pad, hdrs, l3, l4_len, total, crc, i;
 	bool v4 = roce_gid_is_v4(a->dgid);
 	uint8_t *p, *ip, *udp, *bth, icrc[ROCE_ICRC_LEN];
 	struct cursor c;
@@ -341,12 +344,15 @@ int roce_build(struct roce_frag *out, unsigned int nout, unsigned int *nused,
 	plen = frags_len(payload, npayload);
 	if (plen && !(op->mask & ROCE_F_PAYLOAD))
 		return -EINVAL;
-	pad = (4 - plen % 4) % 4;
+	/* The IPv4 total length / IPv6 payload length field must hold it. */
 	l3 = 14 + (a->vlan >= 0 ? 4 : 0);
 	hdrs = roce_header_len(a, h->opcode);
-	l4_len = hdrs - l3 - (v4 ? 20 : 40) + plen + pad + ROCE_ICRC_LEN;
-	total = hdrs + plen + pad + ROCE_ICRC_LEN;
-	if (plen > 0xffff || l4_len + 40 > 0xffff || out[0].len < hdrs ||
+	if (plen > 0xffff)
+		return -EMSGSIZE;
+	pad = (4 - plen % 4) % 4;
+	l4_len = hdrs - l3 - (v4 ? 20 : 40) + (uint32_t)plen + pad + ROCE_ICRC_LEN;
+	total = hdrs + (uint32_t)plen + pad + ROCE_ICRC_LEN;
+	if ((v4 ? 20 : 0) + l4_len > 0xffff || out[0].len < hdrs ||
 	    frags_len(out, nout) < total)
 		return -EMSGSIZE;
 
