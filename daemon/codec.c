@@ -213,6 +213,10 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 			DROP(ROCE_DROP_SHORT);
 		if (ip[0] >> 4 != 6)
 			DROP(ROCE_DROP_IP_HEADER);
+		/* An IPv4-mapped address would pass for IPv4 (RFC 4291 2.5.5.2:
+		 * never on the wire) and be steered to an IPv4 GID's owner. */
+		if (roce_gid_is_v4(ip + 8) || roce_gid_is_v4(ip + 24))
+			DROP(ROCE_DROP_IP_HEADER);
 		end = off + ip_len + get16(ip + 4);
 		if (end > total || end < off + ip_len + sizeof(struct udp_hdr))
 			DROP(ROCE_DROP_IP_LENGTH);

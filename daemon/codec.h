@@ -65,7 +65,7 @@ struct roce_pkt {
 enum roce_drop {
 	ROCE_DROP_SHORT,	/* shorter than Ethernet (+ VLAN) + IP header */
 	ROCE_DROP_ETHERTYPE,	/* neither IPv4 nor IPv6 */
-	ROCE_DROP_IP_HEADER,	/* bad version or IHL */
+	ROCE_DROP_IP_HEADER,	/* bad version or IHL; IPv6 with an IPv4-mapped address */
 	ROCE_DROP_IP_LENGTH,	/* IP length beyond the frame, or too small */
 	ROCE_DROP_IP_FRAGMENT,	/* RoCEv2 is never fragmented */
 	ROCE_DROP_IP_CHECKSUM,
