@@ -1,4 +1,5 @@
 # vrdmad — see README.md. `make help` lists the targets.
+SHELL := /bin/bash
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 BINDIR ?= $(PREFIX)/bin
@@ -14,9 +15,9 @@ PKGS := libxdp libbpf libsystemd json-c inih libisal
 ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 
 # Debian packages the project needs: to build, to test, and to run the demo.
-DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev \
-	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev libcmocka-dev \
-	iproute2 iputils-ping python3 jq
+DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
+	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
+	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -48,7 +49,12 @@ PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
-.PHONY: all deps check unit integration demo bench install uninstall clean help
+CODEC_SRCS := daemon/codec.c daemon/icrc.c daemon/opcode.c
+CODEC_HEADERS := daemon/codec.h daemon/icrc.h daemon/opcode.h include/roce_wire.h
+VECTORS := tests/vectors/roce-frames.txt
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps check unit codec-interop fuzz integration demo bench install uninstall clean help
 all: $(PROGS) $(BPF_OBJ)
 
 help:
@@ -56,6 +62,8 @@ help:
 	@echo 'make deps       install the Debian packages the project needs (as root)'
 	@echo 'make check      deps, build, then every test (unit under ASan+UBSan, netns integration; as root)'
 	@echo 'make unit       only the unit tests'
+	@echo 'make codec-interop  codec against scapy and tshark'
+	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS))'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
 	@echo 'make bench      benchmarks (root)'
@@ -96,13 +104,41 @@ $(BUILD)/asan/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)/asan
 # only what the test uses.
 $(BUILD)/asan/test_%: tests/unit/test_%.c $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)/asan
 	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DVRDMA_SRCDIR='"$(CURDIR)"' $(pkg_cflags) \
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DVRDMA_SRCDIR='"$(CURDIR)"' \
+		-DVRDMA_VECTORS='"$(CURDIR)/$(VECTORS)"' $(pkg_cflags) \
 		$$($(PKG_CONFIG) --cflags cmocka) $< $(DAEMON_LIB_SRCS) -o $@ \
 		$(pkg_libs) $$($(PKG_CONFIG) --libs cmocka)
 
 $(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
 	$(call say,BPF,$@)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC) -c $< -o $@
+
+# The codec's command-line front end for the scapy and tshark checks.
+$(BUILD)/asan/roce_tool: tests/codec/roce_tool.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
+
+$(BUILD)/fuzz_parse: tests/fuzz/fuzz_parse.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)
+	$(call say,FUZZ,$@)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Idaemon \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
+
+$(BUILD)/codec_bench: tests/bench/codec_bench.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(CODEC_SRCS) -o $@ \
+		$$($(PKG_CONFIG) --libs libisal) -lz
+
+codec-interop: $(BUILD)/asan/roce_tool
+	$(Q)ROCE_TOOL=$(CURDIR)/$(BUILD)/asan/roce_tool VECTORS=$(CURDIR)/$(VECTORS) \
+		tests/codec/run.sh
+
+fuzz: $(BUILD)/fuzz_parse
+	$(Q)rm -rf $(BUILD)/fuzz-corpus && mkdir -p $(BUILD)/fuzz-corpus
+	$(Q)tests/fuzz/seed.sh $(VECTORS) $(BUILD)/fuzz-corpus
+	$(Q)$(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(BUILD)/ \
+		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
 
 unit: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; $$t; done
@@ -114,6 +150,8 @@ integration: all $(SAN_PROGS)
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory codec-interop
+	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
 
 demo: deps
@@ -126,7 +164,8 @@ $(BUILD)/udp_blast: tests/bench/udp_blast.c | $(BUILD)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench
+	$(Q)$(BUILD)/codec_bench
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
 
