@@ -11,7 +11,11 @@
 #   |       a kernel socket drains 4791|           |                     |
 #   +----------------------------------+           +---------------------+
 #
-# steered: blast to 10.220.0.1:4791, received = vms[0].rx_frames delta.
+# steered: blast to 10.220.0.1:4791, received = port.rx_frames delta: frames
+#          the daemon took from its sockets and ran through the codec. The
+#          payload is zeros (a BTH for RC SEND_FIRST), so each parses up to
+#          the ICRC, which it fails (the kernel picks the IP ID, which the
+#          ICRC covers): the full receive-side parse cost, counted as a drop.
 # kernel:  blast to 10.220.0.3:4791, received = UdpInDatagrams + UdpRcvbufErrors
 #          delta (what reached the socket, read or dropped for a full buffer).
 # Both divide by the sender's own elapsed time.
@@ -64,7 +68,7 @@ kernel_in() {
 	ip netns exec "$NSA" nstat -asz UdpInDatagrams UdpRcvbufErrors |
 		awk '/^Udp/ { n += $2 } END { print n + 0 }'
 }
-steer_in() { jstat '.vms[0].rx_frames'; }
+steer_in() { jstat '.port.rx_frames'; }
 xdp() { jstat ".xdp.$1"; }
 
 # run PATH SIZE ADDR COUNTER XDP_STAT: one blast; sets SENT_PPS RX_PPS XDP_PPS.
