@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The engine's entry points: received frames to the responder or the
+ * completer of their QP, the send loop, packet output, counters.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+static const char *const counter_names[ENG_CNT_MAX] = {
+	[ENG_CNT_TX_PKTS] = "tx_packets",
+	[ENG_CNT_RX_PKTS] = "rx_packets",
+	[ENG_CNT_TX_ACKS] = "tx_acks",
+	[ENG_CNT_RX_ACKS] = "rx_acks",
+	[ENG_CNT_TX_NO_BUFFER] = "tx_no_buffer",
+	[ENG_CNT_DROP_NO_QP] = "drop_no_qp",
+	[ENG_CNT_DROP_QP_STATE] = "drop_qp_state",
+	[ENG_CNT_DROP_WRONG_TRANSPORT] = "drop_wrong_transport",
+	[ENG_CNT_DROP_DUPLICATE] = "drop_duplicate",
+	[ENG_CNT_DROP_OUT_OF_SEQUENCE] = "drop_out_of_sequence",
+	[ENG_CNT_DROP_UC_GAP] = "drop_uc_gap",
+	[ENG_CNT_DROP_QKEY] = "drop_qkey",
+	[ENG_CNT_DROP_UD_NO_RECV] = "drop_ud_no_recv",
+	[ENG_CNT_DROP_BAD_LENGTH] = "drop_bad_length",
+	[ENG_CNT_DROP_GHOST_ACK] = "drop_ghost_ack",
+	[ENG_CNT_DROP_STALE_ACK] = "drop_stale_ack",
+	[ENG_CNT_DROP_UNEXPECTED_RESPONSE] = "drop_unexpected_response",
+	[ENG_CNT_NAK_SENT_PSN] = "nak_sent_psn_sequence",
+	[ENG_CNT_NAK_SENT_RNR] = "nak_sent_rnr",
+	[ENG_CNT_NAK_SENT_INVALID] = "nak_sent_invalid_request",
+	[ENG_CNT_NAK_SENT_ACCESS] = "nak_sent_remote_access",
+	[ENG_CNT_NAK_SENT_OPERATION] = "nak_sent_remote_operation",
+	[ENG_CNT_NAK_RCVD_PSN] = "nak_rcvd_psn_sequence",
+	[ENG_CNT_NAK_RCVD_RNR] = "nak_rcvd_rnr",
+	[ENG_CNT_NAK_RCVD_INVALID] = "nak_rcvd_invalid_request",
+	[ENG_CNT_NAK_RCVD_ACCESS] = "nak_rcvd_remote_access",
+	[ENG_CNT_NAK_RCVD_OPERATION] = "nak_rcvd_remote_operation",
+	[ENG_CNT_RETRY_TIMEOUT] = "retry_timeout",
+	[ENG_CNT_RETRY_RNR] = "retry_rnr",
+	[ENG_CNT_RETRANSMITTED_PKTS] = "retransmitted_packets",
+	[ENG_CNT_IMPLIED_NAK] = "implied_nak",
+	[ENG_CNT_DUPLICATE_READ] = "duplicate_read",
+	[ENG_CNT_ERR_RETRY_EXCEEDED] = "err_retry_exceeded",
+	[ENG_CNT_ERR_RNR_EXCEEDED] = "err_rnr_retry_exceeded",
+	[ENG_CNT_ERR_LOCAL_PROTECTION] = "err_local_protection",
+	[ENG_CNT_ERR_LOCAL_LENGTH] = "err_local_length",
+	[ENG_CNT_ERR_REMOTE_ACCESS] = "err_remote_access",
+	[ENG_CNT_ERR_REMOTE_INVALID] = "err_remote_invalid_request",
+	[ENG_CNT_ERR_REMOTE_OPERATION] = "err_remote_operation",
+	[ENG_CNT_ERR_CQ_OVERRUN] = "err_cq_overrun",
+};
+
+const char *eng_counter_name(enum eng_counter c)
+{
+	return c < ENG_CNT_MAX ? counter_names[c] : "?";
+}
+
+void eng_dev_set_port_mtu(struct eng_dev *dev, enum eng_mtu mtu)
+{
+	if (eng_mtu_bytes(mtu))
+		dev->port_mtu = mtu;
+}
+
+const struct eng_counters *eng_dev_counters(const struct eng_dev *dev)
+{
+	return &dev->cnt;
+}
+
+const struct eng_counters *eng_qp_counters(const struct eng_qp *qp)
+{
+	return &qp->cnt;
+}
+
+/* Count on the QP and the device alike. */
+static void count(struct eng_dev *dev, struct eng_qp *qp, enum eng_counter c)
+{
+	dev->cnt.c[c]++;
+	eng_count(qp, c);
+}
+
+uint32_t eng_qp_mtu(const struct eng_qp *qp)
+{
+	if (qp->init.qp_type == ENG_QPT_UD || !qp->attr.path_mtu)
+		return eng_mtu_bytes(qp->dev->port_mtu);
+	return eng_mtu_bytes(qp->attr.path_mtu);
+}
+
+int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_hdrs *h,
+	     const struct roce_frag *payload, unsigned int npayload)
+{
+	const struct eng_ops *ops = qp->dev->ops;
+	struct roce_frag frags[XMIT_MAX_FRAGS];
+	struct roce_addr a = { .vlan = -1 };
+	uint32_t len = 0, i;
+	unsigned int n, nused;
+	int r;
+
+	if (ops->gid(qp->dev->ctx, ah->sgid_index, a.sgid, a.smac))
+		return -EINVAL;
+	memcpy(a.dmac, ah->dmac, 6);
+	memcpy(a.dgid, ah->dgid, 16);
+	/* A17.4.2: the source port is flow entropy; one flow per QP. */
+	a.sport = 0xc000 | ((qp->qpn ^ (qp->qpn >> 14)) & 0x3fff);
+	a.tclass = ah->traffic_class;
+	a.hop_limit = ah->hop_limit ? ah->hop_limit : 64;
+	a.flow_label = ah->flow_label;
+	a.ip_id = (uint16_t)qp->cnt.c[ENG_CNT_TX_PKTS];
+	for (i = 0; i < npayload; i++)
+		len += payload[i].len;
+	len = roce_header_len(&a, h->opcode) + len + (4 - len % 4) % 4 + ROCE_ICRC_LEN;
+	n = ops->tx_alloc(qp->dev->ctx, len, frags, XMIT_MAX_FRAGS);
+	if (!n) {
+		count(qp->dev, qp, ENG_CNT_TX_NO_BUFFER);
+		return -EAGAIN;
+	}
+	r = roce_build(frags, n, &nused, &a, h, payload, npayload);
+	if (r < 0)
+		return r;	/* a bug of ours: the host keeps its buffers */
+	ops->tx_send(qp->dev->ctx, frags, nused, (uint32_t)r);
+	count(qp->dev, qp, ENG_CNT_TX_PKTS);
+	return 0;
+}
+
+int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct roce_hdrs h = {
+		.opcode = ROCE_RC_ACK,
+		.pkey = ENG_PKEY_DEFAULT,
+		.dqpn = qp->attr.dest_qp_num,
+		.psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = qp->resp.msn },
+	};
+	int r = eng_xmit(qp, &qp->attr.ah_attr, &h, NULL, 0);
+
+	if (!r)
+		count(qp->dev, qp, ENG_CNT_TX_ACKS);
+	return r;
+}
+
+void eng_qp_error(struct eng_qp *qp)
+{
+	struct eng_qp_attr a = { .qp_state = ENG_QPS_ERR };
+
+	eng_qp_modify(qp, &a, ENG_QP_STATE);
+	if (qp->dev->ops->async_error)
+		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_QP_FATAL);
+}
+
+void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
+{
+	struct eng_qp *qp = NULL;
+
+	if (pkt->op->qpt != ROCE_QPT_CNP && pkt->h.dqpn >= ENG_FIRST_QPN)
+		qp = eng_table_get(&dev->qps, pkt->h.dqpn - ENG_FIRST_QPN);
+	if (!qp) {
+		/* CNPs are counted here too: no congestion control yet. */
+		count(dev, NULL, ENG_CNT_DROP_NO_QP);
+		return;
+	}
+	count(dev, qp, ENG_CNT_RX_PKTS);
+	if (pkt->op->mask & ROCE_F_RESP)
+		eng_comp_rx(qp, pkt);
+	else
+		eng_resp_rx(qp, pkt);
+}
+
+uint64_t eng_poll(struct eng_dev *dev)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->qps.cap; i++) {
+		struct eng_qp *qp = dev->qps.slot[i];
+
+		if (!qp)
+			continue;
+		/* Coalesced: one ACK for everything received since the last poll. */
+		if (qp->resp.ack_pending &&
+		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & 0xffffff))
+			qp->resp.ack_pending = false;
+		while (eng_req_step(qp) > 0)
+			;
+	}
+	return 0;
+}

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The RoCE transport engine: protection domains, memory regions, completion
+ * queues and queue pairs with ibverbs semantics (IBA 1.4 vol 1 ch. 9-11;
+ * Linux rxe and rdma-core are the behavioural references).
+ *
+ * The engine does no I/O. Frames, the clock and memory go through the small
+ * interfaces below, so tests run two engines over an in-memory wire and the
+ * daemon plugs in the AF_XDP port and guest memory. One engine instance is
+ * used by one thread at a time: the worker that owns it.
+ *
+ * Enum values are those of ibverbs (infiniband/verbs.h), so the device model
+ * and the front-end library pass them through unchanged.
+ */
+#ifndef VRDMAD_ENGINE_H
+#define VRDMAD_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "codec.h"
+
+enum eng_qp_type { ENG_QPT_RC = 2, ENG_QPT_UC = 3, ENG_QPT_UD = 4 };
+
+enum eng_qp_state {
+	ENG_QPS_RESET, ENG_QPS_INIT, ENG_QPS_RTR, ENG_QPS_RTS,
+	ENG_QPS_SQD, ENG_QPS_SQE, ENG_QPS_ERR, ENG_QPS_MAX,
+};
+
+enum eng_mtu { ENG_MTU_256 = 1, ENG_MTU_512, ENG_MTU_1024, ENG_MTU_2048, ENG_MTU_4096 };
+
+static inline uint32_t eng_mtu_bytes(enum eng_mtu m)
+{
+	return m >= ENG_MTU_256 && m <= ENG_MTU_4096 ? 128u << m : 0;
+}
+
+enum eng_access {
+	ENG_ACCESS_LOCAL_WRITE = 1,
+	ENG_ACCESS_REMOTE_WRITE = 2,
+	ENG_ACCESS_REMOTE_READ = 4,
+	ENG_ACCESS_REMOTE_ATOMIC = 8,
+	ENG_ACCESS_ALL = 15,
+};
+
+/* ibv_qp_attr_mask */
+enum eng_qp_attr_mask {
+	ENG_QP_STATE = 1 << 0,
+	ENG_QP_CUR_STATE = 1 << 1,
+	ENG_QP_EN_SQD_ASYNC_NOTIFY = 1 << 2,
+	ENG_QP_ACCESS_FLAGS = 1 << 3,
+	ENG_QP_PKEY_INDEX = 1 << 4,
+	ENG_QP_PORT = 1 << 5,
+	ENG_QP_QKEY = 1 << 6,
+	ENG_QP_AV = 1 << 7,
+	ENG_QP_PATH_MTU = 1 << 8,
+	ENG_QP_TIMEOUT = 1 << 9,
+	ENG_QP_RETRY_CNT = 1 << 10,
+	ENG_QP_RNR_RETRY = 1 << 11,
+	ENG_QP_RQ_PSN = 1 << 12,
+	ENG_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	ENG_QP_ALT_PATH = 1 << 14,
+	ENG_QP_MIN_RNR_TIMER = 1 << 15,
+	ENG_QP_SQ_PSN = 1 << 16,
+	ENG_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	ENG_QP_PATH_MIG_STATE = 1 << 18,
+	ENG_QP_CAP = 1 << 19,
+	ENG_QP_DEST_QPN = 1 << 20,
+};
+
+enum eng_wr_opcode {
+	ENG_WR_RDMA_WRITE = 0,
+	ENG_WR_RDMA_WRITE_WITH_IMM = 1,
+	ENG_WR_SEND = 2,
+	ENG_WR_SEND_WITH_IMM = 3,
+	ENG_WR_RDMA_READ = 4,
+};
+
+enum eng_send_flags {
+	ENG_SEND_FENCE = 1,
+	ENG_SEND_SIGNALED = 2,
+	ENG_SEND_SOLICITED = 4,
+	ENG_SEND_INLINE = 8,
+};
+
+enum eng_wc_status {
+	ENG_WC_SUCCESS, ENG_WC_LOC_LEN_ERR, ENG_WC_LOC_QP_OP_ERR, ENG_WC_LOC_EEC_OP_ERR,
+	ENG_WC_LOC_PROT_ERR, ENG_WC_WR_FLUSH_ERR, ENG_WC_MW_BIND_ERR, ENG_WC_BAD_RESP_ERR,
+	ENG_WC_LOC_ACCESS_ERR, ENG_WC_REM_INV_REQ_ERR, ENG_WC_REM_ACCESS_ERR,
+	ENG_WC_REM_OP_ERR, ENG_WC_RETRY_EXC_ERR, ENG_WC_RNR_RETRY_EXC_ERR,
+	ENG_WC_LOC_RDD_VIOL_ERR, ENG_WC_REM_INV_RD_REQ_ERR, ENG_WC_REM_ABORT_ERR,
+	ENG_WC_INV_EECN_ERR, ENG_WC_INV_EEC_STATE_ERR, ENG_WC_FATAL_ERR,
+	ENG_WC_RESP_TIMEOUT_ERR, ENG_WC_GENERAL_ERR,
+};
+
+enum eng_wc_opcode {
+	ENG_WC_SEND = 0, ENG_WC_RDMA_WRITE = 1, ENG_WC_RDMA_READ = 2,
+	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
+};
+
+enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2 };
+
+/* Limits of the device (the device model reports them in QUERY_DEVICE). */
+#define ENG_MAX_QP		4096
+#define ENG_MAX_WR		16384	/* per queue */
+#define ENG_MAX_SGE		32
+#define ENG_MAX_INLINE		512
+#define ENG_MAX_CQE		65536
+#define ENG_MAX_MR		65536
+#define ENG_MAX_PD		4096
+#define ENG_MAX_RD_ATOMIC	16	/* max_rd_atomic and max_dest_rd_atomic */
+#define ENG_MAX_MSG		(1u << 31)
+#define ENG_GID_TABLE_LEN	16
+#define ENG_PKEY_DEFAULT	0xffff	/* the only P_Key: table length 1 */
+#define ENG_FIRST_QPN		16	/* 0 and 1 are special in IB; keep some room */
+
+struct eng_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* Address vector: where a QP (RC/UC) or a UD send goes. */
+struct eng_ah_attr {
+	uint8_t dgid[16];
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t sl;
+	uint8_t port_num;
+	uint8_t dmac[6];	/* the peer's MAC, resolved by the caller */
+};
+
+struct eng_qp_cap {
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_send_sge, max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct eng_qp_attr {
+	enum eng_qp_state qp_state, cur_qp_state;
+	enum eng_mtu path_mtu;
+	uint32_t qkey, rq_psn, sq_psn, dest_qp_num;
+	unsigned int qp_access_flags;
+	struct eng_qp_cap cap;
+	struct eng_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t en_sqd_async_notify, sq_draining;
+	uint8_t max_rd_atomic, max_dest_rd_atomic;
+	uint8_t min_rnr_timer, port_num, timeout, retry_cnt, rnr_retry;
+};
+
+struct eng_send_wr {
+	uint64_t wr_id;
+	enum eng_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm_data;		/* network byte order, as ibverbs */
+	const struct eng_sge *sg_list;	/* with ENG_SEND_INLINE: addr is a host pointer */
+	unsigned int num_sge;
+	struct { uint64_t remote_addr; uint32_t rkey; } rdma;
+	struct { const struct eng_ah_attr *ah; uint32_t remote_qpn, remote_qkey; } ud;
+};
+
+struct eng_recv_wr {
+	uint64_t wr_id;
+	const struct eng_sge *sg_list;
+	unsigned int num_sge;
+};
+
+struct eng_wc {
+	uint64_t wr_id;
+	enum eng_wc_status status;
+	enum eng_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;		/* network byte order */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+	uint16_t pkey_index;
+	uint8_t sl;
+};
+
+/* Counters, per QP and for the device (which also counts frames for no QP).
+ * Every drop, NAK, retransmission and error has its own. */
+enum eng_counter {
+	ENG_CNT_TX_PKTS, ENG_CNT_RX_PKTS, ENG_CNT_TX_ACKS, ENG_CNT_RX_ACKS,
+	ENG_CNT_TX_NO_BUFFER,		/* a frame waited for a transmit buffer */
+	/* receive drops */
+	ENG_CNT_DROP_NO_QP,		/* destination QP does not exist */
+	ENG_CNT_DROP_QP_STATE,		/* QP cannot receive (RESET, INIT, ERR) */
+	ENG_CNT_DROP_WRONG_TRANSPORT,	/* RC opcode for a UD QP and the like */
+	ENG_CNT_DROP_DUPLICATE,		/* already received (re-ACKed where RC) */
+	ENG_CNT_DROP_OUT_OF_SEQUENCE,	/* ahead of the expected PSN */
+	ENG_CNT_DROP_UC_GAP,		/* rest of a UC message after a lost packet */
+	ENG_CNT_DROP_QKEY,		/* UD Q_Key mismatch */
+	ENG_CNT_DROP_UD_NO_RECV,	/* UD message with no receive posted */
+	ENG_CNT_DROP_BAD_LENGTH,	/* payload size wrong for its place in the message */
+	ENG_CNT_DROP_GHOST_ACK,		/* ACK for a PSN never sent */
+	ENG_CNT_DROP_STALE_ACK,		/* ACK for what was already acknowledged */
+	ENG_CNT_DROP_UNEXPECTED_RESPONSE, /* a response no request is waiting for */
+	/* NAKs sent and received (IBA 9.7.5.2) */
+	ENG_CNT_NAK_SENT_PSN, ENG_CNT_NAK_SENT_RNR, ENG_CNT_NAK_SENT_INVALID,
+	ENG_CNT_NAK_SENT_ACCESS, ENG_CNT_NAK_SENT_OPERATION,
+	ENG_CNT_NAK_RCVD_PSN, ENG_CNT_NAK_RCVD_RNR, ENG_CNT_NAK_RCVD_INVALID,
+	ENG_CNT_NAK_RCVD_ACCESS, ENG_CNT_NAK_RCVD_OPERATION,
+	/* retransmission */
+	ENG_CNT_RETRY_TIMEOUT,		/* retransmit timer expired */
+	ENG_CNT_RETRY_RNR,		/* resent after an RNR wait */
+	ENG_CNT_RETRANSMITTED_PKTS,
+	ENG_CNT_IMPLIED_NAK,		/* READ response gap or ACK beyond a READ */
+	ENG_CNT_DUPLICATE_READ,		/* READ re-executed from responder resources */
+	/* errors that complete work with an error status */
+	ENG_CNT_ERR_RETRY_EXCEEDED, ENG_CNT_ERR_RNR_EXCEEDED, ENG_CNT_ERR_LOCAL_PROTECTION,
+	ENG_CNT_ERR_LOCAL_LENGTH, ENG_CNT_ERR_REMOTE_ACCESS, ENG_CNT_ERR_REMOTE_INVALID,
+	ENG_CNT_ERR_REMOTE_OPERATION, ENG_CNT_ERR_CQ_OVERRUN,
+	ENG_CNT_MAX,
+};
+
+struct eng_counters {
+	uint64_t c[ENG_CNT_MAX];
+};
+
+const char *eng_counter_name(enum eng_counter c);
+
+struct eng_dev;
+struct eng_pd;
+struct eng_mr;
+struct eng_cq;
+struct eng_qp;
+
+/* How the engine reaches memory: [off, off + len) of an MR's backing store
+ * to a host pointer, with how many bytes from there are contiguous (>= 1),
+ * or NULL when that memory is gone (a guest unplugged it, say). */
+typedef void *(*eng_mem_map_fn)(void *mem, uint64_t off, uint64_t len, uint64_t *contig);
+
+/* What the engine needs from its host. */
+struct eng_ops {
+	uint64_t (*now_ns)(void *ctx);
+	/* Buffers for one outgoing frame of len bytes: fill frags (room in .len),
+	 * return how many, or 0 when none is free now (the engine tries again on
+	 * its next poll). */
+	unsigned int (*tx_alloc)(void *ctx, uint32_t len, struct roce_frag *frags,
+				 unsigned int max);
+	void (*tx_send)(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len);
+	/* A GID table entry: the source GID and MAC of frames sent with it. */
+	int (*gid)(void *ctx, uint8_t index, uint8_t gid[16], uint8_t mac[6]);
+	/* A completion was added to cq (for REQ_NOTIFY_CQ and eventfds). */
+	void (*cq_event)(void *ctx, struct eng_cq *cq, bool solicited);
+	/* An asynchronous error: a CQ overrun, a QP that went to ERR. */
+	void (*async_error)(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event);
+};
+
+enum eng_async_event { ENG_EVENT_CQ_ERR = 0, ENG_EVENT_QP_FATAL = 1 };
+
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed);
+void eng_dev_free(struct eng_dev *dev);
+/* The port's MTU: the size of UD messages and the ceiling of path_mtu. */
+void eng_dev_set_port_mtu(struct eng_dev *dev, enum eng_mtu mtu);
+const struct eng_counters *eng_dev_counters(const struct eng_dev *dev);
+
+/* A frame the codec accepted, for this device's QPs. */
+void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt);
+/* Send what may be sent and run the timers. Returns the time of the next
+ * timer (ns on the ops clock), or 0 if none is armed. */
+uint64_t eng_poll(struct eng_dev *dev);
+
+int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **pd);
+int eng_pd_free(struct eng_pd *pd);		/* -EBUSY while MRs or QPs use it */
+uint32_t eng_pd_handle(const struct eng_pd *pd);
+
+/* Register [iova, iova + length) with access flags; map() reaches its bytes
+ * by offset from iova. Keys carry random bits. */
+int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+	       eng_mem_map_fn map, void *mem, struct eng_mr **mr);
+int eng_mr_dereg(struct eng_mr *mr);
+uint32_t eng_mr_lkey(const struct eng_mr *mr);
+uint32_t eng_mr_rkey(const struct eng_mr *mr);
+
+/* Why a memory access was refused (also for NAK and completion choice). */
+enum eng_mem_err {
+	ENG_MEM_OK,
+	ENG_MEM_BAD_KEY,	/* no such key, or its random bits do not match */
+	ENG_MEM_BAD_PD,		/* MR of another protection domain */
+	ENG_MEM_BAD_ACCESS,	/* access flag missing */
+	ENG_MEM_BAD_RANGE,	/* outside the MR, or address + length wraps 2^64 */
+	ENG_MEM_UNMAPPED,	/* the backing memory is gone */
+};
+
+/* Look up key for [addr, addr + len) with `access` (0 for a local read) on
+ * behalf of pd; remote = the key is an rkey. */
+enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint32_t key,
+			      bool remote, uint64_t addr, uint64_t len, unsigned int access,
+			      struct eng_mr **mr);
+/* Copy between an MR (already checked) and host memory. */
+enum eng_mem_err eng_mr_copy_out(const struct eng_mr *mr, uint64_t addr, void *dst, uint64_t len);
+enum eng_mem_err eng_mr_copy_in(const struct eng_mr *mr, uint64_t addr, const void *src,
+				uint64_t len);
+
+int eng_cq_create(struct eng_dev *dev, uint32_t cqe, struct eng_cq **cq);
+int eng_cq_destroy(struct eng_cq *cq);		/* -EBUSY while QPs use it */
+/* Up to n completions, oldest first; returns how many, or -EIO after an
+ * overrun (IBA 11.4.2.1: the CQ is in error). */
+int eng_cq_poll(struct eng_cq *cq, struct eng_wc *wc, int n);
+uint32_t eng_cq_handle(const struct eng_cq *cq);
+
+struct eng_qp_init_attr {
+	enum eng_qp_type qp_type;
+	struct eng_cq *send_cq, *recv_cq;
+	struct eng_qp_cap cap;
+	bool sq_sig_all;
+};
+
+int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct eng_qp **qp);
+int eng_qp_destroy(struct eng_qp *qp);
+/* ibv_modify_qp: -EINVAL for a transition, a missing or extra attribute, or
+ * a value out of range, and then nothing changed. */
+int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned int mask);
+int eng_qp_query(const struct eng_qp *qp, struct eng_qp_attr *attr, struct eng_qp_init_attr *init);
+/* Queue work (the request is copied; inline data too). -EINVAL: a bad
+ * request or a state that takes none (send before RTS, receive in RESET);
+ * -ENOMEM: the queue is full. In ERR, requests are accepted and completed
+ * at once with ENG_WC_WR_FLUSH_ERR. */
+int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr);
+int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr);
+uint32_t eng_qp_num(const struct eng_qp *qp);
+enum eng_qp_state eng_qp_state(const struct eng_qp *qp);
+const struct eng_counters *eng_qp_counters(const struct eng_qp *qp);
+const char *eng_qp_state_name(enum eng_qp_state s);
+
+#endif

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The engine's internals, shared by its files (mr.c, cq.c, qp.c, and the
+ * requester, responder and completer). Not for the rest of the daemon. */
+#ifndef VRDMAD_ENGINE_INT_H
+#define VRDMAD_ENGINE_INT_H
+
+#include "engine.h"
+
+/* A table of objects by small index, growing on demand up to max. */
+struct eng_table {
+	void **slot;
+	uint32_t cap, max, used;
+	uint32_t hint;		/* where to look for a free slot next */
+};
+
+int eng_table_add(struct eng_table *t, void *obj, uint32_t *index);
+void eng_table_del(struct eng_table *t, uint32_t index);
+static inline void *eng_table_get(const struct eng_table *t, uint32_t index)
+{
+	return index < t->cap ? t->slot[index] : NULL;
+}
+void eng_table_free(struct eng_table *t);
+
+struct eng_dev {
+	enum eng_mtu port_mtu;	/* UD messages and the ceiling of path_mtu */
+	struct eng_counters cnt;	/* all QPs, and frames for no QP */
+	const struct eng_ops *ops;
+	void *ctx;
+	uint64_t rng;		/* xorshift64*: key bits, not security-grade */
+	struct eng_table pds, mrs, cqs, qps;
+};
+
+uint32_t eng_random(struct eng_dev *dev);
+
+struct eng_pd {
+	struct eng_dev *dev;
+	uint32_t index;
+	uint32_t users;		/* MRs and QPs */
+};
+
+struct eng_mr {
+	struct eng_pd *pd;
+	uint32_t key;		/* index << 8 | 8 random bits; lkey == rkey */
+	uint64_t iova, length;
+	unsigned int access;
+	eng_mem_map_fn map;
+	void *mem;
+};
+
+struct eng_cq {
+	struct eng_dev *dev;
+	uint32_t index;
+	uint32_t users;		/* QPs */
+	struct eng_wc *ring;
+	uint32_t size, head, count;
+	bool overrun;
+};
+
+/* Add a completion; -ENOSPC when the CQ overran (it is then in error). */
+int eng_cq_post(struct eng_cq *cq, const struct eng_wc *wc, bool solicited);
+
+/* A send work request as queued: copied in full, inline data included. */
+struct eng_swqe {
+	struct eng_send_wr wr;	/* sg_list points at sge[] below */
+	struct eng_ah_attr ah;	/* UD: the address vector, copied */
+	uint64_t length;	/* of the message */
+	struct eng_sge *sge;
+	uint8_t *inline_data;	/* max_inline_data bytes */
+	bool started;		/* PSNs assigned */
+	uint32_t first_psn, last_psn;
+};
+
+struct eng_rwqe {
+	uint64_t wr_id;
+	unsigned int num_sge;
+	uint64_t length;
+	struct eng_sge *sge;
+};
+
+/* A ring of work queue entries: posted at tail, retired at head. */
+struct eng_wq {
+	uint32_t size, head, count;
+};
+
+struct eng_qp {
+	struct eng_dev *dev;
+	struct eng_pd *pd;
+	uint32_t index;
+	uint32_t qpn;
+	struct eng_qp_init_attr init;
+	struct eng_qp_attr attr;	/* state and every attribute set so far */
+	struct eng_wq sq, rq;
+	struct eng_swqe *swqe;
+	struct eng_rwqe *rwqe;
+	struct eng_sge *sge_pool;	/* backing of every WQE's sge[] */
+	uint8_t *inline_pool;
+
+	struct {			/* requester: WQEs to packets */
+		uint32_t psn;		/* next PSN to send */
+		uint32_t wqe;		/* WQE being sent, counted from sq.head */
+		uint64_t offset;	/* bytes of it sent */
+		uint32_t noack;		/* packets since the last AckReq */
+	} req;
+	struct {			/* completer: ACKs to completions */
+		uint32_t psn;		/* oldest unacknowledged PSN */
+	} comp;
+	struct {			/* responder: requests to memory and receives */
+		uint32_t psn;		/* expected PSN */
+		uint32_t msn;		/* messages completed (AETH MSN) */
+		uint32_t in_msg;	/* ROCE_F_SEND or ROCE_F_WRITE while a message is open */
+		bool ack_pending;
+		bool nak_sent;		/* one PSN-sequence NAK per gap (9.7.5.2.2) */
+		uint64_t offset;	/* bytes of the open message placed */
+		struct eng_mr *wmr;	/* WRITE target */
+		uint64_t wva;
+		uint32_t wresid;
+	} resp;
+	struct eng_counters cnt;
+};
+
+/* Packets in flight per RC QP before an ACK must come back (IBA 9.7.7.2:
+ * bounded by the PSN space; smaller keeps retransmission cheap). */
+#define XMIT_MAX_FRAGS		16	/* buffers one frame may span */
+#define ENG_SEND_WINDOW		1024
+/* Ask for an ACK at least this often inside a long message. */
+#define ENG_ACKREQ_EVERY	64
+
+/* AETH syndromes (IBA 9.7.5.1) */
+#define AETH_ACK		0x1f	/* ACK, no end-to-end credits (rxe does the same) */
+#define AETH_RNR_NAK		0x20	/* | RNR timer code */
+#define AETH_NAK_PSN		0x60
+#define AETH_NAK_INVALID	0x61
+#define AETH_NAK_ACCESS		0x62
+#define AETH_NAK_OPERATION	0x63
+#define AETH_TYPE(s)		((s) >> 5)	/* 0 ACK, 1 RNR NAK, 3 NAK */
+
+static inline void eng_count(struct eng_qp *qp, enum eng_counter c)
+{
+	if (qp)
+		qp->cnt.c[c]++;
+}
+
+uint32_t eng_qp_mtu(const struct eng_qp *qp);
+/* Build and send one packet of qp to ah. -EAGAIN: no buffer now. */
+int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_hdrs *h,
+	     const struct roce_frag *payload, unsigned int npayload);
+/* An ACK or NAK from the responder, with the given syndrome and PSN. */
+int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn);
+/* Move to ERR (and flush) from inside the engine. */
+void eng_qp_error(struct eng_qp *qp);
+/* Complete a send WQE (when signaled, or on error) and retire it. */
+void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status);
+
+int eng_req_step(struct eng_qp *qp);		/* req.c */
+void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* resp.c */
+void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* comp.c */
+
+#endif

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The engine's device, protection domains and memory regions.
+ *
+ * Keys are index << 8 | 8 random bits, fresh at each registration, so a
+ * stale or guessed key fails the lookup (the IBA leaves the key format to the
+ * implementation; rxe uses the same split). Every range check is written so
+ * that no sum can wrap 2^64.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+
+#define TABLE_INITIAL 16
+
+int eng_table_add(struct eng_table *t, void *obj, uint32_t *index)
+{
+	uint32_t i, n;
+
+	if (t->used == t->max)
+		return -ENOSPC;
+	if (t->used == t->cap) {
+		uint32_t ncap = t->cap ? t->cap * 2 : TABLE_INITIAL;
+		void **ns;
+
+		if (ncap > t->max)
+			ncap = t->max;
+		ns = realloc(t->slot, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		memset(ns + t->cap, 0, (ncap - t->cap) * sizeof(*ns));
+		t->hint = t->cap;
+		t->slot = ns;
+		t->cap = ncap;
+	}
+	for (n = 0; n < t->cap; n++) {
+		i = (t->hint + n) % t->cap;
+		if (!t->slot[i]) {
+			t->slot[i] = obj;
+			t->used++;
+			t->hint = i + 1;	/* spread reuse: a freed slot is not retaken at once */
+			*index = i;
+			return 0;
+		}
+	}
+	return -ENOSPC;	/* unreachable: used < cap */
+}
+
+void eng_table_del(struct eng_table *t, uint32_t index)
+{
+	if (index < t->cap && t->slot[index]) {
+		t->slot[index] = NULL;
+		t->used--;
+	}
+}
+
+void eng_table_free(struct eng_table *t)
+{
+	free(t->slot);
+	memset(t, 0, sizeof(*t));
+}
+
+uint32_t eng_random(struct eng_dev *dev)
+{
+	uint64_t x = dev->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	dev->rng = x;
+	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed)
+{
+	struct eng_dev *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	dev->ops = ops;
+	dev->ctx = ctx;
+	dev->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
+	dev->pds.max = ENG_MAX_PD;
+	dev->mrs.max = ENG_MAX_MR;
+	dev->cqs.max = ENG_MAX_QP;
+	dev->qps.max = ENG_MAX_QP;
+	return dev;
+}
+
+/* Objects still alive are the caller's leak; the tables go in any case. */
+void eng_dev_free(struct eng_dev *dev)
+{
+	if (!dev)
+		return;
+	eng_table_free(&dev->pds);
+	eng_table_free(&dev->mrs);
+	eng_table_free(&dev->cqs);
+	eng_table_free(&dev->qps);
+	free(dev);
+}
+
+int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **out)
+{
+	struct eng_pd *pd = calloc(1, sizeof(*pd));
+	int err;
+
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	err = eng_table_add(&dev->pds, pd, &pd->index);
+	if (err) {
+		free(pd);
+		return err;
+	}
+	*out = pd;
+	return 0;
+}
+
+int eng_pd_free(struct eng_pd *pd)
+{
+	if (pd->users)
+		return -EBUSY;
+	eng_table_del(&pd->dev->pds, pd->index);
+	free(pd);
+	return 0;
+}
+
+uint32_t eng_pd_handle(const struct eng_pd *pd)
+{
+	return pd->index;
+}
+
+int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+	       eng_mem_map_fn map, void *mem, struct eng_mr **out)
+{
+	struct eng_mr *mr;
+	uint32_t index;
+	int err;
+
+	/* The last byte must be addressable: iova + length may reach 2^64
+	 * exactly, never beyond. */
+	if (access & ~ENG_ACCESS_ALL || !map || (length && length - 1 > UINT64_MAX - iova))
+		return -EINVAL;
+	/* IBA 10.6.3.1: remote write or atomic needs local write. */
+	if ((access & (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & ENG_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	err = eng_table_add(&pd->dev->mrs, mr, &index);
+	if (err) {
+		free(mr);
+		return err;
+	}
+	mr->pd = pd;
+	mr->key = index << 8 | (eng_random(pd->dev) & 0xff);
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	mr->map = map;
+	mr->mem = mem;
+	pd->users++;
+	*out = mr;
+	return 0;
+}
+
+int eng_mr_dereg(struct eng_mr *mr)
+{
+	eng_table_del(&mr->pd->dev->mrs, mr->key >> 8);
+	mr->pd->users--;
+	free(mr);
+	return 0;
+}
+
+uint32_t eng_mr_lkey(const struct eng_mr *mr)
+{
+	return mr->key;
+}
+
+uint32_t eng_mr_rkey(const struct eng_mr *mr)
+{
+	return mr->key;
+}
+
+enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint32_t key,
+			      bool remote, uint64_t addr, uint64_t len, unsigned int access,
+			      struct eng_mr **out)
+{
+	struct eng_mr *mr = eng_table_get(&dev->mrs, key >> 8);
+	uint64_t off;
+
+	(void)remote;	/* lkey == rkey: the access flags tell local from remote use */
+	if (!mr || mr->key != key)
+		return ENG_MEM_BAD_KEY;
+	if (mr->pd != pd)
+		return ENG_MEM_BAD_PD;
+	if ((mr->access & access) != access)
+		return ENG_MEM_BAD_ACCESS;
+	if (addr < mr->iova)
+		return ENG_MEM_BAD_RANGE;
+	off = addr - mr->iova;
+	if (off > mr->length || len > mr->length - off)
+		return ENG_MEM_BAD_RANGE;
+	*out = mr;
+	return ENG_MEM_OK;
+}
+
+/* Walk [addr, addr + len) of an MR in host-contiguous pieces. */
+static enum eng_mem_err mr_walk(const struct eng_mr *mr, uint64_t addr, uint8_t *host,
+				const uint8_t *src, uint64_t len)
+{
+	uint64_t off = addr - mr->iova, contig;
+	uint8_t *p;
+
+	while (len) {
+		contig = 0;
+		p = mr->map(mr->mem, off, len, &contig);
+		if (!p || !contig)
+			return ENG_MEM_UNMAPPED;
+		if (contig > len)
+			contig = len;
+		if (src) {
+			memcpy(p, src, contig);
+			src += contig;
+		} else {
+			memcpy(host, p, contig);
+			host += contig;
+		}
+		off += contig;
+		len -= contig;
+	}
+	return ENG_MEM_OK;
+}
+
+enum eng_mem_err eng_mr_copy_out(const struct eng_mr *mr, uint64_t addr, void *dst, uint64_t len)
+{
+	return mr_walk(mr, addr, dst, NULL, len);
+}
+
+enum eng_mem_err eng_mr_copy_in(const struct eng_mr *mr, uint64_t addr, const void *src,
+				uint64_t len)
+{
+	return mr_walk(mr, addr, NULL, src, len);
+}
