@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Requester (IBA 9.7.7 and 9.8): turns send WQEs into packets. A message is
+ * cut into path-MTU packets FIRST, MIDDLE..., LAST (or ONLY); the payload
+ * goes straight from the MRs into the frame (roce_build gathers it). RC
+ * keeps at most ENG_SEND_WINDOW PSNs unacknowledged; UC and UD complete a
+ * message once it is sent.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "psn.h"
+
+#define GATHER_MAX 80	/* pieces of one packet's payload: SGEs x pages */
+
+static uint32_t npkts(const struct eng_swqe *w, uint32_t mtu)
+{
+	if (w->wr.opcode == ENG_WR_RDMA_READ || !w->length)
+		return w->wr.opcode == ENG_WR_RDMA_READ && w->length ?
+		       (uint32_t)((w->length + mtu - 1) / mtu) : 1;
+	return (uint32_t)((w->length + mtu - 1) / mtu);
+}
+
+static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, bool first, bool last)
+{
+	uint8_t base = qp->init.qp_type == ENG_QPT_UC ? ROCE_UC_SEND_FIRST : ROCE_RC_SEND_FIRST;
+	bool imm = w->wr.opcode == ENG_WR_SEND_WITH_IMM ||
+		   w->wr.opcode == ENG_WR_RDMA_WRITE_WITH_IMM;
+
+	if (qp->init.qp_type == ENG_QPT_UD)
+		return imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
+	switch (w->wr.opcode) {
+	case ENG_WR_RDMA_READ:
+		return ROCE_RC_READ_REQUEST;
+	case ENG_WR_SEND:
+	case ENG_WR_SEND_WITH_IMM:
+		if (first && last)
+			return base + (imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY);
+		if (first)
+			return base + ROCE_RC_SEND_FIRST;
+		if (last)
+			return base + (imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST);
+		return base + ROCE_RC_SEND_MIDDLE;
+	default:	/* RDMA WRITE, with or without immediate */
+		if (first && last)
+			return base + (imm ? ROCE_RC_WRITE_ONLY_IMM : ROCE_RC_WRITE_ONLY);
+		if (first)
+			return base + ROCE_RC_WRITE_FIRST;
+		if (last)
+			return base + (imm ? ROCE_RC_WRITE_LAST_IMM : ROCE_RC_WRITE_LAST);
+		return base + ROCE_RC_WRITE_MIDDLE;
+	}
+}
+
+/* Point frags at bytes [off, off + len) of the WQE's payload, checking each
+ * SGE's lkey against the QP's PD. Returns the number of pieces or -EFAULT. */
+static int gather(struct eng_qp *qp, struct eng_swqe *w, uint64_t off, uint32_t len,
+		  struct roce_frag *frags)
+{
+	unsigned int i, n = 0;
+
+	if (w->wr.send_flags & ENG_SEND_INLINE) {
+		frags[0].data = w->inline_data + off;
+		frags[0].len = len;
+		return len ? 1 : 0;
+	}
+	for (i = 0; i < w->wr.num_sge && len; i++) {
+		const struct eng_sge *s = &w->sge[i];
+		struct eng_mr *mr;
+		uint64_t addr, take, contig;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		take = s->length - off < len ? s->length - off : len;
+		addr = s->addr + off;
+		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, addr, take, 0, &mr))
+			return -EFAULT;
+		while (take) {
+			uint8_t *p = mr->map(mr->mem, addr - mr->iova, take, &contig);
+
+			if (!p || !contig || n == GATHER_MAX)
+				return -EFAULT;
+			if (contig > take)
+				contig = take;
+			frags[n].data = p;
+			frags[n++].len = (uint32_t)contig;
+			addr += contig;
+			take -= contig;
+			len -= (uint32_t)contig;
+		}
+		off = 0;
+	}
+	return len ? -EFAULT : (int)n;
+}
+
+void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status)
+{
+	static const enum eng_wc_opcode wc_op[] = {
+		[ENG_WR_RDMA_WRITE] = ENG_WC_RDMA_WRITE,
+		[ENG_WR_RDMA_WRITE_WITH_IMM] = ENG_WC_RDMA_WRITE,
+		[ENG_WR_SEND] = ENG_WC_SEND, [ENG_WR_SEND_WITH_IMM] = ENG_WC_SEND,
+		[ENG_WR_RDMA_READ] = ENG_WC_RDMA_READ,
+	};
+	struct eng_swqe *w = &qp->swqe[qp->sq.head];
+
+	if (status != ENG_WC_SUCCESS || qp->init.sq_sig_all ||
+	    (w->wr.send_flags & ENG_SEND_SIGNALED)) {
+		struct eng_wc wc = {
+			.wr_id = w->wr.wr_id, .status = status, .opcode = wc_op[w->wr.opcode],
+			.qp_num = qp->qpn,
+			.byte_len = w->wr.opcode == ENG_WR_RDMA_READ ? (uint32_t)w->length : 0,
+		};
+
+		if (eng_cq_post(qp->init.send_cq, &wc, false))
+			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
+	}
+	w->started = false;
+	qp->sq.head = (qp->sq.head + 1) % qp->sq.size;
+	qp->sq.count--;
+	if (qp->req.wqe)
+		qp->req.wqe--;
+}
+
+/* A WQE that cannot be sent: complete it with status and stop the QP. */
+static void req_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_counter c)
+{
+	eng_count(qp, c);
+	/* Complete it at the head, in order: everything before it is done
+	 * for UC/UD; for RC it waits for them (IBA completes in order). */
+	if (qp->req.wqe == 0) {
+		eng_req_retire(qp, status);
+		eng_qp_error(qp);
+	}
+}
+
+int eng_req_step(struct eng_qp *qp)
+{
+	struct roce_frag payload[GATHER_MAX];
+	struct roce_hdrs h = { .pkey = ENG_PKEY_DEFAULT };
+	uint32_t mtu = eng_qp_mtu(qp), plen = 0;
+	bool rc = qp->init.qp_type == ENG_QPT_RC, first, last;
+	struct eng_swqe *w;
+	int np = 0, r;
+
+	if (qp->attr.qp_state != ENG_QPS_RTS || qp->req.wqe >= qp->sq.count || !mtu)
+		return 0;
+	w = &qp->swqe[(qp->sq.head + qp->req.wqe) % qp->sq.size];
+	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)
+		return 0;
+	if (!w->started) {
+		if (qp->init.qp_type == ENG_QPT_UD && w->length > mtu) {
+			req_fail(qp, ENG_WC_LOC_LEN_ERR, ENG_CNT_ERR_LOCAL_LENGTH);
+			return 0;
+		}
+		w->first_psn = qp->req.psn;
+		w->last_psn = psn_add(qp->req.psn, npkts(w, mtu) - 1);
+		w->started = true;
+	}
+
+	if (w->wr.opcode != ENG_WR_RDMA_READ) {
+		plen = w->length - qp->req.offset < mtu ? (uint32_t)(w->length - qp->req.offset) : mtu;
+		np = gather(qp, w, qp->req.offset, plen, payload);
+		if (np < 0) {
+			req_fail(qp, ENG_WC_LOC_PROT_ERR, ENG_CNT_ERR_LOCAL_PROTECTION);
+			return 0;
+		}
+	}
+	first = qp->req.offset == 0;
+	last = w->wr.opcode == ENG_WR_RDMA_READ || qp->req.offset + plen == w->length;
+	h.opcode = req_opcode(qp, w, first, last);
+	h.psn = qp->req.psn;
+	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
+	h.ackreq = rc && (last || qp->req.noack + 1 >= ENG_ACKREQ_EVERY);
+	if (qp->init.qp_type == ENG_QPT_UD) {
+		h.dqpn = w->wr.ud.remote_qpn;
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
+		h.deth.qkey = (w->wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey :
+			      w->wr.ud.remote_qkey;
+		h.deth.sqpn = qp->qpn;
+	} else {
+		h.dqpn = qp->attr.dest_qp_num;
+	}
+	if (first && (w->wr.opcode == ENG_WR_RDMA_WRITE ||
+		      w->wr.opcode == ENG_WR_RDMA_WRITE_WITH_IMM ||
+		      w->wr.opcode == ENG_WR_RDMA_READ)) {
+		/* A resent READ asks only for what is still missing. */
+		h.reth.va = w->wr.rdma.remote_addr;
+		h.reth.rkey = w->wr.rdma.rkey;
+		h.reth.len = (uint32_t)w->length;
+	}
+	h.imm = w->wr.imm_data;
+
+	r = eng_xmit(qp, qp->init.qp_type == ENG_QPT_UD ? &w->ah : &qp->attr.ah_attr, &h,
+		     payload, (unsigned int)np);
+	if (r)
+		return r;
+	qp->req.noack = h.ackreq ? 0 : qp->req.noack + 1;
+	if (w->wr.opcode == ENG_WR_RDMA_READ) {
+		qp->req.psn = psn_add(w->last_psn, 1);
+		qp->req.offset = w->length;
+	} else {
+		qp->req.psn = psn_add(qp->req.psn, 1);
+		qp->req.offset += plen;
+	}
+	if (qp->req.offset == w->length) {	/* the whole message is out */
+		qp->req.wqe++;
+		qp->req.offset = 0;
+		if (!rc)	/* no ACK will come: done once sent */
+			eng_req_retire(qp, ENG_WC_SUCCESS);
+	}
+	return 1;
+}
