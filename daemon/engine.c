@@ -81,9 +81,12 @@ static void count(struct eng_dev *dev, struct eng_qp *qp, enum eng_counter c)
 
 uint32_t eng_qp_mtu(const struct eng_qp *qp)
 {
-	if (qp->init.qp_type == ENG_QPT_UD || !qp->attr.path_mtu)
-		return eng_mtu_bytes(qp->dev->port_mtu);
-	return eng_mtu_bytes(qp->attr.path_mtu);
+	enum eng_mtu m = qp->attr.path_mtu;
+
+	/* UD has no path MTU; a port MTU lowered later caps the path's. */
+	if (qp->init.qp_type == ENG_QPT_UD || !m || (qp->dev->port_mtu && m > qp->dev->port_mtu))
+		m = qp->dev->port_mtu;
+	return eng_mtu_bytes(m);
 }
 
 int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_hdrs *h,
@@ -147,6 +150,81 @@ void eng_qp_error(struct eng_qp *qp)
 		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_QP_FATAL);
 }
 
+uint64_t eng_timeout_ns(uint8_t timeout)
+{
+	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means never. */
+	return timeout ? 4096ull << timeout : 0;
+}
+
+uint64_t eng_rnr_ns(uint8_t code)
+{
+	/* IBA 9.7.5.2.8 table 45, in microseconds; code 0 is the longest. */
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+		1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+		40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+	};
+
+	return us[code & 31] * 1000ull;
+}
+
+enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, unsigned int nsge,
+			       uint64_t off, const struct roce_pkt *pkt, uint32_t pkt_off,
+			       uint32_t len)
+{
+	uint8_t buf[4096];
+	unsigned int i;
+
+	for (i = 0; i < nsge && len; i++) {
+		const struct eng_sge *s = &sge[i];
+		struct eng_mr *mr;
+		uint32_t take;
+
+		if (off >= s->length) {
+			off -= s->length;
+			continue;
+		}
+		take = s->length - off < len ? (uint32_t)(s->length - off) : len;
+		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, s->addr + off, take,
+				 ENG_ACCESS_LOCAL_WRITE, &mr))
+			return ENG_WC_LOC_PROT_ERR;
+		while (take) {
+			uint32_t n = take < sizeof(buf) ? take : sizeof(buf);
+
+			if (roce_pkt_copy_payload(pkt, pkt_off, buf, n) ||
+			    eng_mr_copy_in(mr, s->addr + off, buf, n))
+				return ENG_WC_LOC_PROT_ERR;
+			pkt_off += n;
+			off += n;
+			take -= n;
+			len -= n;
+		}
+		off = 0;
+	}
+	return len ? ENG_WC_LOC_LEN_ERR : ENG_WC_SUCCESS;
+}
+
+int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce_frag *frags,
+		 unsigned int max)
+{
+	unsigned int n = 0;
+	uint64_t contig;
+
+	while (len) {
+		uint8_t *p = mr->map(mr->mem, va - mr->iova, len, &contig);
+
+		if (!p || !contig || n == max)
+			return -EFAULT;
+		if (contig > len)
+			contig = len;
+		frags[n].data = p;
+		frags[n++].len = (uint32_t)contig;
+		va += contig;
+		len -= (uint32_t)contig;
+	}
+	return (int)n;
+}
+
 void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 {
 	struct eng_qp *qp = NULL;
@@ -165,8 +243,14 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 		eng_resp_rx(qp, pkt);
 }
 
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
 uint64_t eng_poll(struct eng_dev *dev)
 {
+	uint64_t now = dev->ops->now_ns(dev->ctx), next = 0;
 	uint32_t i;
 
 	for (i = 0; i < dev->qps.cap; i++) {
@@ -174,12 +258,22 @@ uint64_t eng_poll(struct eng_dev *dev)
 
 		if (!qp)
 			continue;
-		/* Coalesced: one ACK for everything received since the last poll. */
-		if (qp->resp.ack_pending &&
+		/* READ responses first: an ACK for later PSNs must not overtake
+		 * them (9.7.5.1.5). Then one coalesced ACK for what came in. */
+		if (!eng_resp_send_reads(qp) && qp->resp.ack_pending &&
 		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & 0xffffff))
 			qp->resp.ack_pending = false;
-		while (eng_req_step(qp) > 0)
-			;
+		eng_comp_timers(qp, now);
+		if (!qp->comp.rnr_until)
+			while (eng_req_step(qp) > 0)
+				;
+		/* Anything in flight runs the retransmit timer (9.7.6.1.3). */
+		if (qp->init.qp_type == ENG_QPT_RC && qp->attr.qp_state == ENG_QPS_RTS &&
+		    qp->req.psn != qp->comp.psn && !qp->comp.deadline && !qp->comp.rnr_until &&
+		    qp->attr.timeout)
+			qp->comp.deadline = now + eng_timeout_ns(qp->attr.timeout);
+		if (qp->attr.qp_state == ENG_QPS_RTS)
+			next = earliest(next, earliest(qp->comp.deadline, qp->comp.rnr_until));
 	}
-	return 0;
+	return next;
 }

@@ -118,7 +118,9 @@ static int check_values(const struct eng_qp *qp, const struct eng_qp_attr *a, un
 		return -EINVAL;
 	if ((mask & A(ACCESS_FLAGS)) && (a->qp_access_flags & ~ENG_ACCESS_ALL))
 		return -EINVAL;
-	if ((mask & A(PATH_MTU)) && !eng_mtu_bytes(a->path_mtu))
+	/* A path MTU above the port's could never be sent (rxe refuses too). */
+	if ((mask & A(PATH_MTU)) && (!eng_mtu_bytes(a->path_mtu) ||
+				     (qp->dev->port_mtu && a->path_mtu > qp->dev->port_mtu)))
 		return -EINVAL;
 	if ((mask & A(TIMEOUT)) && a->timeout > 31)
 		return -EINVAL;
@@ -171,7 +173,8 @@ static void flush_queues(struct eng_qp *qp)
 		wc.status = ENG_WC_WR_FLUSH_ERR;
 		wc.opcode = send_op[w->wr.opcode];
 		wc.qp_num = qp->qpn;
-		eng_cq_post(qp->init.send_cq, &wc, false);
+		if (eng_cq_post(qp->init.send_cq, &wc, false))
+			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
 		qp->sq.head = (qp->sq.head + 1) % qp->sq.size;
 		qp->sq.count--;
 	}
@@ -181,7 +184,8 @@ static void flush_queues(struct eng_qp *qp)
 		wc.status = ENG_WC_WR_FLUSH_ERR;
 		wc.opcode = ENG_WC_RECV;
 		wc.qp_num = qp->qpn;
-		eng_cq_post(qp->init.recv_cq, &wc, false);
+		if (eng_cq_post(qp->init.recv_cq, &wc, false))
+			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
 		qp->rq.head = (qp->rq.head + 1) % qp->rq.size;
 		qp->rq.count--;
 	}
@@ -228,9 +232,9 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 	if (mask & A(TIMEOUT))
 		q->timeout = attr->timeout;
 	if (mask & A(RETRY_CNT))
-		q->retry_cnt = attr->retry_cnt;
+		q->retry_cnt = qp->comp.retry_left = attr->retry_cnt;
 	if (mask & A(RNR_RETRY))
-		q->rnr_retry = attr->rnr_retry;
+		q->rnr_retry = qp->comp.rnr_left = attr->rnr_retry;
 	if (mask & A(RQ_PSN)) {
 		q->rq_psn = attr->rq_psn;
 		qp->resp.psn = attr->rq_psn;
@@ -241,7 +245,11 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		q->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & A(SQ_PSN)) {
 		q->sq_psn = attr->sq_psn;
-		qp->req.psn = qp->comp.psn = attr->sq_psn;
+		qp->req.psn = qp->comp.psn = qp->req.max_psn = attr->sq_psn;
+	}
+	if (mask & A(MAX_DEST_RD_ATOMIC)) {	/* a new ring: forget old READs */
+		memset(qp->rd_res, 0, ENG_MAX_RD_ATOMIC * sizeof(*qp->rd_res));
+		qp->rd_res_next = 0;
 	}
 	if (mask & A(MAX_DEST_RD_ATOMIC))
 		q->max_dest_rd_atomic = attr->max_dest_rd_atomic;
@@ -256,10 +264,13 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		memset(&qp->req, 0, sizeof(qp->req));
 		memset(&qp->comp, 0, sizeof(qp->comp));
 		memset(&qp->resp, 0, sizeof(qp->resp));
+		memset(qp->rd_res, 0, ENG_MAX_RD_ATOMIC * sizeof(*qp->rd_res));
+		qp->rd_res_next = 0;
 	} else if (next == ENG_QPS_ERR) {
 		flush_queues(qp);
 		qp->req.wqe = 0;
 		qp->req.offset = 0;
+		qp->comp.deadline = qp->comp.rnr_until = 0;	/* nothing left to time */
 	}
 	q->qp_state = next;
 	q->cur_qp_state = next;
@@ -292,6 +303,7 @@ static void qp_free(struct eng_qp *qp)
 	free(qp->rwqe);
 	free(qp->sge_pool);
 	free(qp->inline_pool);
+	free(qp->rd_res);
 	free(qp);
 }
 
@@ -321,7 +333,8 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	qp->sge_pool = calloc((size_t)qp->sq.size * c->max_send_sge +
 			      (size_t)qp->rq.size * c->max_recv_sge + 1, sizeof(*qp->sge_pool));
 	qp->inline_pool = calloc((size_t)qp->sq.size * c->max_inline_data + 1, 1);
-	if (!qp->swqe || !qp->rwqe || !qp->sge_pool || !qp->inline_pool) {
+	qp->rd_res = calloc(ENG_MAX_RD_ATOMIC, sizeof(*qp->rd_res));
+	if (!qp->swqe || !qp->rwqe || !qp->sge_pool || !qp->inline_pool || !qp->rd_res) {
 		err = -ENOMEM;
 		goto free_qp;
 	}
@@ -414,7 +427,8 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 			       wr->sg_list[i].length);
 		w->wr.num_sge = 0;
 	} else {
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+		if (wr->num_sge)	/* sg_list may be NULL for none */
+			memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
 	}
 	w->wr.sg_list = w->sge;
 	w->wr.ud.ah = &w->ah;
@@ -439,7 +453,8 @@ int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr)
 	w->wr_id = wr->wr_id;
 	w->num_sge = wr->num_sge;
 	w->length = sge_total(wr->sg_list, wr->num_sge);
-	memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+	if (wr->num_sge)
+		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
 	qp->rq.count++;
 	if (qp->attr.qp_state == ENG_QPS_ERR)
 		flush_queues(qp);
