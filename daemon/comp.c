@@ -1,46 +1,160 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Completer (IBA 9.7.5.3 and 9.9): ACKs and NAKs from the responder to
- * completions of the requester's WQEs, in posting order. An ACK covers every
- * PSN up to its own; a PSN-sequence NAK sends again from the PSN it names
- * (go-back-N, 9.7.5.2.1); an error NAK completes the WQE with the matching
- * status and puts the QP in error.
+ * Completer (IBA 9.7.5.3, 9.7.6 and 9.9): ACKs, NAKs and READ responses to
+ * completions of the requester's WQEs, in posting order, and the retransmit
+ * and RNR timers.
+ *
+ * - An ACK covers every PSN up to its own, except a READ's: a READ completes
+ *   only with its data, so an ACK beyond a READ whose responses are missing
+ *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses.
+ * - A PSN-sequence NAK goes back to the PSN it names (go-back-N); an RNR NAK
+ *   waits the responder's RNR time first (rnr_retry 7: for ever, 9.7.5.2.8);
+ *   an error NAK completes the WQE with its status and the QP goes to ERR.
+ * - The timer fires when nothing is acknowledged for 4.096 us * 2^timeout;
+ *   after retry_cnt resends in a row, RETRY_EXC_ERR.
  */
 #include <string.h>
 
 #include "engine_int.h"
 #include "psn.h"
 
-/* Complete every WQE whose last PSN is before psn_end (exclusive). */
-static void retire_before(struct eng_qp *qp, uint32_t psn_end)
+static struct eng_swqe *head_wqe(struct eng_qp *qp)
 {
-	while (qp->sq.count) {
-		struct eng_swqe *w = &qp->swqe[qp->sq.head];
-
-		if (!w->started || !psn_before(w->last_psn, psn_end))
-			break;
-		eng_req_retire(qp, ENG_WC_SUCCESS);
-	}
+	return qp->sq.count ? &qp->swqe[qp->sq.head] : NULL;
 }
 
-/* Go back to psn: the WQE holding it and the offset of that packet. */
-static void rewind_to(struct eng_qp *qp, uint32_t psn)
+static bool is_read(const struct eng_swqe *w)
 {
-	uint32_t i, mtu = eng_qp_mtu(qp);
+	return w && w->wr.opcode == ENG_WR_RDMA_READ;
+}
 
-	for (i = 0; i < qp->sq.count; i++) {
-		struct eng_swqe *w = &qp->swqe[(qp->sq.head + i) % qp->sq.size];
+/* Complete every WQE, READs excepted, whose last PSN is before psn_end. */
+static void retire_before(struct eng_qp *qp, uint32_t psn_end)
+{
+	struct eng_swqe *w;
 
-		if (!w->started)
-			break;
-		if (!psn_before(psn, w->first_psn) && !psn_after(psn, w->last_psn)) {
-			qp->req.wqe = i;
-			qp->req.offset = (uint64_t)psn_diff(psn, w->first_psn) * mtu;
-			qp->req.psn = psn;
-			eng_count(qp, ENG_CNT_RETRANSMITTED_PKTS);
+	while ((w = head_wqe(qp)) && w->started && !is_read(w) &&
+	       psn_before(w->last_psn, psn_end))
+		eng_req_retire(qp, ENG_WC_SUCCESS);
+}
+
+void eng_comp_progress(struct eng_qp *qp, uint32_t psn)
+{
+	uint64_t now;
+
+	if (!psn_after(psn, qp->comp.psn))
+		return;
+	qp->comp.psn = psn;
+	qp->comp.retry_left = qp->attr.retry_cnt;
+	qp->comp.rnr_left = qp->attr.rnr_retry;
+	qp->comp.gap_handled = false;
+	now = qp->dev->ops->now_ns(qp->dev->ctx);
+	qp->comp.deadline = qp->req.psn != qp->comp.psn && qp->attr.timeout ?
+			    now + eng_timeout_ns(qp->attr.timeout) : 0;
+}
+
+/* Fail the oldest WQE with status (counted as c) and stop the QP. */
+static void comp_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_counter c)
+{
+	eng_count(qp, c);
+	if (qp->sq.count)
+		eng_req_retire(qp, status);
+	eng_qp_error(qp);
+}
+
+/* Responses stopped coming for the READ at the head: ask again, once per gap. */
+static void implied_nak(struct eng_qp *qp, uint32_t psn)
+{
+	if (qp->comp.gap_handled)
+		return;
+	qp->comp.gap_handled = true;
+	eng_count(qp, ENG_CNT_IMPLIED_NAK);
+	eng_req_rewind(qp, psn);
+}
+
+/* Acknowledged up to (not including) psn. Progress stops at an unfinished
+ * READ at the head: an ACK or NAK beyond it means its responses were lost
+ * (an implied NAK, 9.7.5.1.5), and they must be asked for again. Returns
+ * where the requester must resume. */
+static uint32_t comp_acked(struct eng_qp *qp, uint32_t psn)
+{
+	struct eng_swqe *w;
+
+	retire_before(qp, psn);
+	w = head_wqe(qp);
+	if (is_read(w) && w->started && psn_after(psn, w->rd_next)) {
+		eng_comp_progress(qp, w->rd_next);
+		implied_nak(qp, w->rd_next);
+		return w->rd_next;
+	}
+	eng_comp_progress(qp, psn);
+	return psn;
+}
+
+static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	struct eng_swqe *w;
+	uint32_t mtu = eng_qp_mtu(qp), psn = pkt->h.psn, want;
+	uint64_t off;
+	enum eng_wc_status st;
+
+	/* Its AETH (FIRST, LAST, ONLY) acknowledges what came before the READ. */
+	retire_before(qp, psn);
+	w = head_wqe(qp);
+	if (is_read(w) && w->started && psn_after(psn, w->last_psn)) {
+		/* A later READ answers: the rest of ours was lost. */
+		eng_count(qp, ENG_CNT_DROP_OUT_OF_SEQUENCE);
+		implied_nak(qp, w->rd_next);
+		return;
+	}
+	if (!is_read(w) || !w->started || psn_before(psn, w->first_psn)) {
+		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);
+		return;
+	}
+	if (psn_before(psn, w->rd_next)) {
+		eng_count(qp, ENG_CNT_DROP_DUPLICATE);
+		return;
+	}
+	if (psn_after(psn, w->rd_next)) {
+		eng_count(qp, ENG_CNT_DROP_OUT_OF_SEQUENCE);
+		implied_nak(qp, w->rd_next);
+		return;
+	}
+	off = (uint64_t)psn_diff(psn, w->first_psn) * mtu;
+	want = w->length - off < mtu ? (uint32_t)(w->length - off) : mtu;
+	if (pkt->payload_len != want) {
+		eng_count(qp, ENG_CNT_DROP_BAD_LENGTH);
+		return;
+	}
+	st = eng_scatter(qp, w->sge, w->wr.num_sge, off, pkt, 0, pkt->payload_len);
+	if (st != ENG_WC_SUCCESS) {
+		comp_fail(qp, st, st == ENG_WC_LOC_LEN_ERR ? ENG_CNT_ERR_LOCAL_LENGTH :
+			  ENG_CNT_ERR_LOCAL_PROTECTION);
+		return;
+	}
+	w->rd_next = psn_add(psn, 1);
+	eng_comp_progress(qp, w->rd_next);
+	if (psn == w->last_psn)
+		eng_req_retire(qp, ENG_WC_SUCCESS);
+}
+
+static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
+{
+	uint32_t resume = comp_acked(qp, psn);
+
+	if (resume != psn)
+		return;		/* a READ before it lost data: that first */
+	if (qp->attr.rnr_retry != 7) {	/* 7 means try for ever */
+		if (!qp->comp.rnr_left) {
+			comp_fail(qp, ENG_WC_RNR_RETRY_EXC_ERR, ENG_CNT_ERR_RNR_EXCEEDED);
 			return;
 		}
+		qp->comp.rnr_left--;
 	}
+	eng_count(qp, ENG_CNT_RETRY_RNR);
+	qp->comp.deadline = 0;
+	qp->comp.rnr_until = qp->dev->ops->now_ns(qp->dev->ctx) + eng_rnr_ns(code);
+	eng_req_rewind(qp, psn);
 }
 
 void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
@@ -49,71 +163,84 @@ void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	uint32_t psn = pkt->h.psn;
 	enum eng_qp_state s = qp->attr.qp_state;
 
-	if (qp->init.qp_type != ENG_QPT_RC || pkt->op->qpt != ROCE_QPT_RC ||
-	    (s != ENG_QPS_RTS && s != ENG_QPS_SQD)) {
-		eng_count(qp, s == ENG_QPS_RTS || s == ENG_QPS_SQD ?
-			  ENG_CNT_DROP_WRONG_TRANSPORT : ENG_CNT_DROP_QP_STATE);
+	if (s != ENG_QPS_RTS && s != ENG_QPS_SQD) {
+		eng_count(qp, ENG_CNT_DROP_QP_STATE);
 		return;
 	}
-	if (!(pkt->op->mask & ROCE_F_ACK)) {
-		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);	/* READ responses: later */
+	if (qp->init.qp_type != ENG_QPT_RC || pkt->op->qpt != ROCE_QPT_RC) {
+		eng_count(qp, ENG_CNT_DROP_WRONG_TRANSPORT);
 		return;
 	}
-	eng_count(qp, ENG_CNT_RX_ACKS);
-	/* 9.7.5.3: an ACK for a PSN not yet sent is a ghost, one before the
-	 * oldest outstanding is stale; neither changes anything. */
-	if (!psn_before(psn, qp->req.psn)) {
+	/* 9.7.5.3: for a PSN not yet sent, a ghost; before the oldest
+	 * outstanding, stale. Neither changes anything. */
+	if (!psn_before(psn, qp->req.max_psn)) {
 		eng_count(qp, ENG_CNT_DROP_GHOST_ACK);
 		return;
 	}
-	if (psn_before(psn, psn_add(qp->comp.psn, PSN_MASK)) && AETH_TYPE(syn) == 0) {
+	if (pkt->op->mask & ROCE_F_READ) {
+		read_response(qp, pkt);
+		return;
+	}
+	eng_count(qp, ENG_CNT_RX_ACKS);
+	if (psn_before(psn, qp->comp.psn) && AETH_TYPE(syn) == 0) {
 		eng_count(qp, ENG_CNT_DROP_STALE_ACK);
 		return;
 	}
 
 	switch (AETH_TYPE(syn)) {
-	case 0:		/* ACK */
-		retire_before(qp, psn_add(psn, 1));
-		if (psn_after(psn_add(psn, 1), qp->comp.psn))
-			qp->comp.psn = psn_add(psn, 1);
-		break;
-	case 3:		/* NAK */
-		retire_before(qp, psn);
-		if (psn_after(psn, qp->comp.psn))
-			qp->comp.psn = psn;
-		switch (syn) {
-		case AETH_NAK_PSN:
-			eng_count(qp, ENG_CNT_NAK_RCVD_PSN);
-			rewind_to(qp, psn);
-			break;
-		case AETH_NAK_ACCESS:
-			eng_count(qp, ENG_CNT_NAK_RCVD_ACCESS);
-			eng_count(qp, ENG_CNT_ERR_REMOTE_ACCESS);
-			if (qp->sq.count)
-				eng_req_retire(qp, ENG_WC_REM_ACCESS_ERR);
-			eng_qp_error(qp);
-			break;
-		case AETH_NAK_OPERATION:
-			eng_count(qp, ENG_CNT_NAK_RCVD_OPERATION);
-			eng_count(qp, ENG_CNT_ERR_REMOTE_OPERATION);
-			if (qp->sq.count)
-				eng_req_retire(qp, ENG_WC_REM_OP_ERR);
-			eng_qp_error(qp);
-			break;
-		default:	/* invalid request, and reserved codes */
-			eng_count(qp, ENG_CNT_NAK_RCVD_INVALID);
-			eng_count(qp, ENG_CNT_ERR_REMOTE_INVALID);
-			if (qp->sq.count)
-				eng_req_retire(qp, ENG_WC_REM_INV_REQ_ERR);
-			eng_qp_error(qp);
-			break;
-		}
-		break;
-	default:	/* RNR NAK: resent from that PSN (the RNR timer comes with the retry timers) */
+	case 0:
+		comp_acked(qp, psn_add(psn, 1));
+		return;
+	case 1:
 		eng_count(qp, ENG_CNT_NAK_RCVD_RNR);
-		retire_before(qp, psn);
-		rewind_to(qp, psn);
-		eng_count(qp, ENG_CNT_RETRY_RNR);
+		rnr_nak(qp, psn, syn & 31);
+		return;
+	case 3:
+		break;
+	default:	/* reserved */
+		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);
+		return;
+	}
+	/* A NAK acknowledges everything before its PSN. */
+	if (comp_acked(qp, psn) != psn)
+		return;		/* a READ before it lost data: that first */
+	switch (syn) {
+	case AETH_NAK_PSN:
+		eng_count(qp, ENG_CNT_NAK_RCVD_PSN);
+		eng_req_rewind(qp, psn);
+		break;
+	case AETH_NAK_ACCESS:
+		eng_count(qp, ENG_CNT_NAK_RCVD_ACCESS);
+		comp_fail(qp, ENG_WC_REM_ACCESS_ERR, ENG_CNT_ERR_REMOTE_ACCESS);
+		break;
+	case AETH_NAK_OPERATION:
+		eng_count(qp, ENG_CNT_NAK_RCVD_OPERATION);
+		comp_fail(qp, ENG_WC_REM_OP_ERR, ENG_CNT_ERR_REMOTE_OPERATION);
+		break;
+	default:	/* invalid request; reserved codes are treated alike */
+		eng_count(qp, ENG_CNT_NAK_RCVD_INVALID);
+		comp_fail(qp, ENG_WC_REM_INV_REQ_ERR, ENG_CNT_ERR_REMOTE_INVALID);
 		break;
 	}
+}
+
+void eng_comp_timers(struct eng_qp *qp, uint64_t now)
+{
+	if (qp->init.qp_type != ENG_QPT_RC || qp->attr.qp_state != ENG_QPS_RTS)
+		return;
+	if (qp->comp.rnr_until && now >= qp->comp.rnr_until)
+		qp->comp.rnr_until = 0;		/* the requester resumes */
+	if (!qp->comp.deadline || now < qp->comp.deadline)
+		return;
+	qp->comp.deadline = 0;
+	if (qp->req.psn == qp->comp.psn && qp->req.max_psn == qp->comp.psn)
+		return;				/* nothing outstanding after all */
+	if (!qp->comp.retry_left) {
+		comp_fail(qp, ENG_WC_RETRY_EXC_ERR, ENG_CNT_ERR_RETRY_EXCEEDED);
+		return;
+	}
+	qp->comp.retry_left--;
+	qp->comp.gap_handled = false;
+	eng_count(qp, ENG_CNT_RETRY_TIMEOUT);
+	eng_req_rewind(qp, qp->comp.psn);
 }

@@ -68,6 +68,7 @@ struct eng_swqe {
 	uint8_t *inline_data;	/* max_inline_data bytes */
 	bool started;		/* PSNs assigned */
 	uint32_t first_psn, last_psn;
+	uint32_t rd_next;	/* READ: PSN of the next response expected */
 };
 
 struct eng_rwqe {
@@ -100,10 +101,25 @@ struct eng_qp {
 		uint32_t wqe;		/* WQE being sent, counted from sq.head */
 		uint64_t offset;	/* bytes of it sent */
 		uint32_t noack;		/* packets since the last AckReq */
+		uint32_t max_psn;	/* first PSN never sent: below it is a resend */
 	} req;
 	struct {			/* completer: ACKs to completions */
 		uint32_t psn;		/* oldest unacknowledged PSN */
+		uint64_t deadline;	/* retransmit timer, 0 = off */
+		uint8_t retry_left;	/* retry_cnt minus timeouts since progress */
+		uint8_t rnr_left;	/* rnr_retry minus RNR NAKs since progress */
+		uint64_t rnr_until;	/* RNR wait: send nothing before this */
+		bool gap_handled;	/* one implied NAK per READ-response gap */
 	} comp;
+	struct eng_rd_res {		/* responder resources for READs (9.7.5.1.5) */
+		bool valid;
+		uint32_t first_psn, npkts;	/* the responses' PSNs */
+		uint32_t next;		/* responses sent */
+		uint64_t va;
+		uint32_t len;
+		struct eng_mr *mr;
+	} *rd_res;
+	uint32_t rd_res_next;		/* ring slot for the next READ */
 	struct {			/* responder: requests to memory and receives */
 		uint32_t psn;		/* expected PSN */
 		uint32_t msn;		/* messages completed (AETH MSN) */
@@ -151,7 +167,24 @@ void eng_qp_error(struct eng_qp *qp);
 /* Complete a send WQE (when signaled, or on error) and retire it. */
 void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status);
 
+/* Scatter len bytes of pkt's payload (from pkt_off) into an SGE list at
+ * byte off of it; the SGEs' lkeys need local write. */
+enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, unsigned int nsge,
+			       uint64_t off, const struct roce_pkt *pkt, uint32_t pkt_off,
+			       uint32_t len);
+/* Point frags at [va, va + len) of an MR, page by page; count or -EFAULT. */
+int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce_frag *frags,
+		 unsigned int max);
+uint64_t eng_timeout_ns(uint8_t timeout);
+uint64_t eng_rnr_ns(uint8_t code);
+/* The retransmit point moved: PSNs before psn are acknowledged. */
+void eng_comp_progress(struct eng_qp *qp, uint32_t psn);
+/* Send again from psn (go-back-N). */
+void eng_req_rewind(struct eng_qp *qp, uint32_t psn);
+
 int eng_req_step(struct eng_qp *qp);		/* req.c */
+int eng_resp_send_reads(struct eng_qp *qp);	/* resp.c: pending READ responses */
+void eng_comp_timers(struct eng_qp *qp, uint64_t now);	/* comp.c */
 void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* resp.c */
 void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* comp.c */
 

@@ -117,11 +117,18 @@ void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status)
 		if (eng_cq_post(qp->init.send_cq, &wc, false))
 			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
 	}
-	w->started = false;
 	qp->sq.head = (qp->sq.head + 1) % qp->sq.size;
 	qp->sq.count--;
-	if (qp->req.wqe)
+	if (qp->req.wqe) {
 		qp->req.wqe--;
+	} else {
+		/* The requester was (re)sending this one: an ACK overtook it. Go on
+		 * with the next WQE from its start, never below the retired PSNs. */
+		qp->req.offset = 0;
+		if (w->started && psn_before(qp->req.psn, psn_add(w->last_psn, 1)))
+			qp->req.psn = psn_add(w->last_psn, 1);
+	}
+	w->started = false;
 }
 
 /* A WQE that cannot be sent: complete it with status and stop the QP. */
@@ -134,6 +141,37 @@ static void req_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_coun
 		eng_req_retire(qp, status);
 		eng_qp_error(qp);
 	}
+}
+
+void eng_req_rewind(struct eng_qp *qp, uint32_t psn)
+{
+	uint32_t i, mtu = eng_qp_mtu(qp);
+
+	for (i = 0; i < qp->sq.count; i++) {
+		struct eng_swqe *w = &qp->swqe[(qp->sq.head + i) % qp->sq.size];
+
+		if (!w->started)
+			break;
+		if (!psn_before(psn, w->first_psn) && !psn_after(psn, w->last_psn)) {
+			qp->req.wqe = i;
+			qp->req.offset = (uint64_t)psn_diff(psn, w->first_psn) * mtu;
+			qp->req.psn = psn;
+			return;
+		}
+	}
+}
+
+/* READs started and not yet complete, before the WQE at index upto. */
+static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < upto; i++) {
+		const struct eng_swqe *w = &qp->swqe[(qp->sq.head + i) % qp->sq.size];
+
+		n += w->wr.opcode == ENG_WR_RDMA_READ;
+	}
+	return n;
 }
 
 int eng_req_step(struct eng_qp *qp)
@@ -155,6 +193,13 @@ int eng_req_step(struct eng_qp *qp)
 			req_fail(qp, ENG_WC_LOC_LEN_ERR, ENG_CNT_ERR_LOCAL_LENGTH);
 			return 0;
 		}
+		/* 10.8.3.3: at most max_rd_atomic READs in flight; a fenced WQE
+		 * waits for every READ before it. */
+		if ((w->wr.opcode == ENG_WR_RDMA_READ &&
+		     reads_outstanding(qp, qp->req.wqe) >= qp->attr.max_rd_atomic) ||
+		    ((w->wr.send_flags & ENG_SEND_FENCE) && reads_outstanding(qp, qp->req.wqe)))
+			return 0;
+		w->rd_next = qp->req.psn;
 		w->first_psn = qp->req.psn;
 		w->last_psn = psn_add(qp->req.psn, npkts(w, mtu) - 1);
 		w->started = true;
@@ -186,10 +231,15 @@ int eng_req_step(struct eng_qp *qp)
 	if (first && (w->wr.opcode == ENG_WR_RDMA_WRITE ||
 		      w->wr.opcode == ENG_WR_RDMA_WRITE_WITH_IMM ||
 		      w->wr.opcode == ENG_WR_RDMA_READ)) {
-		/* A resent READ asks only for what is still missing. */
 		h.reth.va = w->wr.rdma.remote_addr;
 		h.reth.rkey = w->wr.rdma.rkey;
 		h.reth.len = (uint32_t)w->length;
+	}
+	if (w->wr.opcode == ENG_WR_RDMA_READ) {
+		/* A resent READ asks only for what is still missing (9.7.5.1.5). */
+		h.reth.va = w->wr.rdma.remote_addr + qp->req.offset;
+		h.reth.rkey = w->wr.rdma.rkey;
+		h.reth.len = (uint32_t)(w->length - qp->req.offset);
 	}
 	h.imm = w->wr.imm_data;
 
@@ -198,6 +248,8 @@ int eng_req_step(struct eng_qp *qp)
 	if (r)
 		return r;
 	qp->req.noack = h.ackreq ? 0 : qp->req.noack + 1;
+	if (psn_before(qp->req.psn, qp->req.max_psn))
+		eng_count(qp, ENG_CNT_RETRANSMITTED_PKTS);
 	if (w->wr.opcode == ENG_WR_RDMA_READ) {
 		qp->req.psn = psn_add(w->last_psn, 1);
 		qp->req.offset = w->length;
@@ -205,6 +257,8 @@ int eng_req_step(struct eng_qp *qp)
 		qp->req.psn = psn_add(qp->req.psn, 1);
 		qp->req.offset += plen;
 	}
+	if (psn_after(qp->req.psn, qp->req.max_psn))
+		qp->req.max_psn = qp->req.psn;
 	if (qp->req.offset == w->length) {	/* the whole message is out */
 		qp->req.wqe++;
 		qp->req.offset = 0;

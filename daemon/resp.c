@@ -11,42 +11,13 @@
 #include "engine_int.h"
 #include "psn.h"
 
-/* Scatter len bytes into the head receive WQE's SGEs at offset off. */
+/* Scatter into the head receive WQE, bounded by its length. */
 static enum eng_wc_status scatter(struct eng_qp *qp, struct eng_rwqe *w, uint64_t off,
 				  const struct roce_pkt *pkt, uint32_t pkt_off, uint32_t len)
 {
-	uint8_t buf[4096];
-	unsigned int i;
-
 	if (off > w->length || len > w->length - off)
 		return ENG_WC_LOC_LEN_ERR;
-	for (i = 0; i < w->num_sge && len; i++) {
-		const struct eng_sge *s = &w->sge[i];
-		struct eng_mr *mr;
-		uint32_t take;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		take = s->length - off < len ? (uint32_t)(s->length - off) : len;
-		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, s->addr + off, take,
-				 ENG_ACCESS_LOCAL_WRITE, &mr))
-			return ENG_WC_LOC_PROT_ERR;
-		while (take) {
-			uint32_t n = take < sizeof(buf) ? take : sizeof(buf);
-
-			if (roce_pkt_copy_payload(pkt, pkt_off, buf, n) ||
-			    eng_mr_copy_in(mr, s->addr + off, buf, n))
-				return ENG_WC_LOC_PROT_ERR;
-			pkt_off += n;
-			off += n;
-			take -= n;
-			len -= n;
-		}
-		off = 0;
-	}
-	return len ? ENG_WC_LOC_LEN_ERR : ENG_WC_SUCCESS;
+	return eng_scatter(qp, w->sge, w->num_sge, off, pkt, pkt_off, len);
 }
 
 static void recv_complete(struct eng_qp *qp, enum eng_wc_status st, enum eng_wc_opcode op,
@@ -121,6 +92,129 @@ static void resp_error(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c)
 	eng_qp_error(qp);
 }
 
+static uint32_t read_npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* Check a READ's rkey and range; NULL mr for a zero-length READ. */
+static int read_check(struct eng_qp *qp, const struct roce_hdrs *h, struct eng_mr **mr)
+{
+	*mr = NULL;
+	if (!h->reth.len)
+		return 0;
+	if (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_READ) ||
+	    eng_mr_check(qp->dev, qp->pd, h->reth.rkey, true, h->reth.va, h->reth.len,
+			 ENG_ACCESS_REMOTE_READ, mr))
+		return -EACCES;
+	return 0;
+}
+
+/* A new READ (9.7.5.1.5): saved in the oldest resource slot, its responses
+ * sent from eng_poll as transmit buffers allow. */
+static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	uint32_t mtu = eng_qp_mtu(qp), n = read_npkts(pkt->h.reth.len, mtu);
+	struct eng_rd_res *r;
+	struct eng_mr *mr;
+
+	if (qp->resp.in_msg || !qp->attr.max_dest_rd_atomic) {
+		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
+		return;
+	}
+	if (read_check(qp, &pkt->h, &mr)) {
+		resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
+		return;
+	}
+	r = &qp->rd_res[qp->rd_res_next];
+	qp->rd_res_next = (qp->rd_res_next + 1) % qp->attr.max_dest_rd_atomic;
+	*r = (struct eng_rd_res){ .valid = true, .first_psn = pkt->h.psn, .npkts = n,
+				  .va = pkt->h.reth.va, .len = pkt->h.reth.len, .mr = mr };
+	qp->resp.psn = psn_add(pkt->h.psn, n);
+	qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+}
+
+/* A READ already seen: if its resource is still here, answer again from the
+ * PSN asked for, with the (re-checked) range of the new request. */
+static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	uint32_t i, mtu = eng_qp_mtu(qp);
+	struct eng_mr *mr;
+
+	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
+		struct eng_rd_res *r = &qp->rd_res[i];
+
+		if (!r->valid || psn_before(pkt->h.psn, r->first_psn) ||
+		    psn_diff(pkt->h.psn, r->first_psn) >= (int32_t)r->npkts)
+			continue;
+		if (read_check(qp, &pkt->h, &mr)) {
+			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
+			return;
+		}
+		eng_count(qp, ENG_CNT_DUPLICATE_READ);
+		r->first_psn = pkt->h.psn;
+		r->npkts = read_npkts(pkt->h.reth.len, mtu);
+		r->next = 0;
+		r->va = pkt->h.reth.va;
+		r->len = pkt->h.reth.len;
+		r->mr = mr;
+		return;
+	}
+	eng_count(qp, ENG_CNT_DROP_DUPLICATE);	/* too old: its resource was reused */
+}
+
+static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
+{
+	struct roce_frag payload[80];
+	uint32_t mtu = eng_qp_mtu(qp), off = r->next * mtu;
+	uint32_t plen = r->len - off < mtu ? r->len - off : mtu;
+	struct roce_hdrs h = {
+		.pkey = ENG_PKEY_DEFAULT, .dqpn = qp->attr.dest_qp_num,
+		.psn = psn_add(r->first_psn, r->next),
+		.aeth = { .syndrome = AETH_ACK, .msn = qp->resp.msn },
+	};
+	int n = 0, err;
+
+	if (r->npkts == 1)
+		h.opcode = ROCE_RC_READ_RESPONSE_ONLY;
+	else if (r->next == 0)
+		h.opcode = ROCE_RC_READ_RESPONSE_FIRST;
+	else if (r->next + 1 == r->npkts)
+		h.opcode = ROCE_RC_READ_RESPONSE_LAST;
+	else
+		h.opcode = ROCE_RC_READ_RESPONSE_MIDDLE;
+	if (plen) {
+		n = eng_mr_frags(r->mr, r->va + off, plen, payload, 80);
+		if (n < 0) {	/* the memory went away under the READ */
+			r->valid = false;
+			resp_error(qp, AETH_NAK_OPERATION, ENG_CNT_NAK_SENT_OPERATION);
+			return -EFAULT;
+		}
+	}
+	err = eng_xmit(qp, &qp->attr.ah_attr, &h, payload, (unsigned int)n);
+	if (!err)
+		r->next++;
+	return err;
+}
+
+int eng_resp_send_reads(struct eng_qp *qp)
+{
+	uint32_t i, k, size = qp->attr.max_dest_rd_atomic;
+
+	if (qp->init.qp_type != ENG_QPT_RC || qp->attr.qp_state == ENG_QPS_ERR ||
+	    qp->attr.qp_state < ENG_QPS_RTR)
+		return 0;
+	/* Oldest first: the ring slot after the newest. */
+	for (k = 0; k < size; k++) {
+		struct eng_rd_res *r = &qp->rd_res[(qp->rd_res_next + k) % size];
+
+		for (i = 0; r->valid && r->next < r->npkts; i++)
+			if (read_respond(qp, r))
+				return -EAGAIN;
+	}
+	return 0;
+}
+
 void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	const struct roce_opcode_info *op = pkt->op;
@@ -147,7 +241,12 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 
 	d = psn_diff(pkt->h.psn, qp->resp.psn);
 	if (rc && d < 0) {
-		/* 9.7.5.1.2: a duplicate is answered, not executed again. */
+		/* 9.7.5.1.2: a duplicate is answered, not executed again; a READ
+		 * is answered with its data again. */
+		if (op->mask & ROCE_F_READ) {
+			read_duplicate(qp, pkt);
+			return;
+		}
 		eng_count(qp, ENG_CNT_DROP_DUPLICATE);
 		qp->resp.ack_pending = true;
 		return;
@@ -172,6 +271,10 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		}
 	}
 	qp->resp.nak_sent = false;
+	if (op->mask & ROCE_F_READ) {
+		read_new(qp, pkt);
+		return;
+	}
 
 	/* 9.8.3: FIRST/ONLY open a message, MIDDLE/LAST continue one. */
 	kind = op->mask & (ROCE_F_SEND | ROCE_F_WRITE);

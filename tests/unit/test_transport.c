@@ -4,16 +4,27 @@
  * built by the codec, parsed back by it (so every frame passes its checks)
  * and handed to the other. Deterministic: fixed seeds, a fake clock.
  *
- * Covered here: RC and UC SEND / WRITE with and without immediate data at
+ * The wire can drop, duplicate, reorder (delay), and corrupt frames (the
+ * codec then drops them, as the daemon's receive path does); time moves only
+ * when nothing else can happen, to the next timer or delivery.
+ *
+ * Covered: RC and UC SEND / WRITE / READ with and without immediate data at
  * sizes 0, 1, MTU-1, MTU, MTU+1, 64 KiB and 1 MiB for path MTUs 256, 1024
- * and 4096, data checked byte for byte; UD SEND with the GRH area; bad rkey
- * and a WRITE whose address + length wraps 2^64.
+ * and 4096 starting just below the PSN wrap (so messages cross 2^24), data
+ * checked byte for byte; RC streams under 1 % and 5 % loss, duplication and
+ * reordering (exactly once, in order); UC under loss (never corrupted); RNR
+ * waits and RNR_RETRY_EXC_ERR; RETRY_EXC_ERR with the rest flushed; UD with
+ * the GRH area; bad rkey; a WRITE wrapping 2^64; ghost ACKs, READ-response
+ * gaps, an unexpected opcode, a packet for a QP in RESET.
+ *
+ * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -27,7 +38,45 @@
 struct frame {
 	uint8_t *data;
 	uint32_t len;
+	uint64_t at;		/* delivery time */
 };
+
+/* What the wire does to frames, in percent (corrupt: per mille). */
+struct faults {
+	unsigned int loss, dup, reorder, corrupt_pm;
+	bool drop_all_a;	/* everything a sends is lost */
+	int drop_nth_read_resp;	/* drop the Nth READ response b sends (1-based), 0 = none */
+};
+
+static uint64_t clock_ns;
+static uint64_t rng_state = 42;
+static struct faults wire_faults;
+static FILE *pcap;
+static int read_resp_seen;
+
+static uint32_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+static uint64_t eng_timeout_ns_test(uint8_t t)
+{
+	return 4096ull << t;	/* IBA 9.7.6.1.3, written out independently */
+}
+
+static void pcap_write(const uint8_t *p, uint32_t len)
+{
+	uint32_t rec[4] = { (uint32_t)(clock_ns / 1000000000u),
+			    (uint32_t)(clock_ns / 1000 % 1000000), len, len };
+
+	if (!pcap)
+		return;
+	fwrite(rec, sizeof(rec), 1, pcap);
+	fwrite(p, len, 1, pcap);
+}
 
 struct side {
 	struct eng_dev *dev;
@@ -46,7 +95,7 @@ struct side {
 static uint64_t now_ns(void *ctx)
 {
 	(void)ctx;
-	return 0;
+	return clock_ns;
 }
 
 static unsigned int tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
@@ -67,7 +116,8 @@ static void tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t
 
 	assert_int_equal(n, 1);
 	s->wire[s->nwire].data = frags[0].data;
-	s->wire[s->nwire++].len = len;
+	s->wire[s->nwire].len = len;
+	s->wire[s->nwire++].at = clock_ns;
 	s->sent++;
 }
 
@@ -98,33 +148,119 @@ static void *mem_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig)
 	return (uint8_t *)mem + off;
 }
 
-/* Deliver everything on the wire, both ways, until both sides are quiet. */
-static void pump(struct side *a, struct side *b)
+#define FLIGHT_MAX 65536
+static struct flight {
+	struct frame f;
+	struct side *to;
+} flight[FLIGHT_MAX];
+static unsigned int nflight;
+
+static void launch(struct side *to, struct frame f)
 {
-	struct side *s[2] = { a, b };
-	bool busy = true;
-	int i;
+	assert_true(nflight < FLIGHT_MAX);
+	flight[nflight].f = f;
+	flight[nflight++].to = to;
+}
 
-	while (busy) {
-		busy = false;
-		for (i = 0; i < 2; i++)
-			eng_poll(s[i]->dev);
-		for (i = 0; i < 2; i++) {
-			unsigned int k, n = s[i]->nwire;
+/* Frames leave their sender: the wire decides each one's fate. */
+static void transmit(struct side *s)
+{
+	unsigned int k;
 
-			for (k = 0; k < n; k++) {
-				struct roce_frag f = { s[i]->wire[k].data, s[i]->wire[k].len };
+	for (k = 0; k < s->nwire; k++) {
+		struct frame f = s->wire[k];
+		bool is_a = s->mac[5] == 1;
+
+		pcap_write(f.data, f.len);
+		if (f.len > 54 && f.data[42] >= ROCE_RC_READ_RESPONSE_FIRST &&
+		    f.data[42] <= ROCE_RC_READ_RESPONSE_ONLY && !is_a &&
+		    ++read_resp_seen == wire_faults.drop_nth_read_resp) {
+			free(f.data);
+			continue;
+		}
+		if ((is_a && wire_faults.drop_all_a) || rnd() % 100 < wire_faults.loss) {
+			free(f.data);
+			continue;
+		}
+		if (rnd() % 1000 < wire_faults.corrupt_pm)
+			f.data[14 + rnd() % (f.len - 14)] ^= 0x40;
+		if (rnd() % 100 < wire_faults.reorder)
+			f.at += 1000 + rnd() % 50000;	/* up to 50 us late */
+		if (rnd() % 100 < wire_faults.dup) {
+			struct frame d = f;
+
+			d.data = malloc(f.len);
+			assert_non_null(d.data);
+			memcpy(d.data, f.data, f.len);
+			d.at += rnd() % 20000;
+			launch(s->peer, d);
+		}
+		launch(s->peer, f);
+	}
+	s->nwire = 0;
+}
+
+/* Run both engines until nothing is in flight and no timer is armed, or
+ * until max_ns of fake time has passed. Returns false on the time limit. */
+static bool pump_for(struct side *a, struct side *b, uint64_t max_ns)
+{
+	uint64_t end = clock_ns + max_ns;
+
+	for (;;) {
+		uint64_t next = 0, t;
+		unsigned int i, k, n = 0;
+
+		t = eng_poll(a->dev);
+		next = t;
+		t = eng_poll(b->dev);
+		if (t && (!next || t < next))
+			next = t;
+		transmit(a);
+		transmit(b);
+		/* Deliver what is due in sending order; keep the rest in order. */
+		for (i = 0, k = 0; i < nflight; i++) {
+			if (flight[i].f.at <= clock_ns) {
+				struct roce_frag f = { flight[i].f.data, flight[i].f.len };
 				struct roce_pkt pkt;
 				enum roce_drop why;
 
-				assert_int_equal(roce_parse(&pkt, &f, 1, &why), 0);
-				eng_rx(s[i]->peer->dev, &pkt);
+				if (roce_parse(&pkt, &f, 1, &why) == 0)
+					eng_rx(flight[i].to->dev, &pkt);
+				else
+					assert_true(wire_faults.corrupt_pm);	/* only corruption fails */
 				free(f.data);
+				n++;
+			} else {
+				if (!next || flight[i].f.at < next)
+					next = flight[i].f.at;
+				flight[k++] = flight[i];
 			}
-			s[i]->nwire = 0;
-			busy |= n > 0;
 		}
+		nflight = k;
+		if (n)
+			continue;
+		if (!next)
+			return true;		/* quiet */
+		if (next > end)
+			return false;
+		if (next > clock_ns)
+			clock_ns = next;
 	}
+}
+
+static void pump(struct side *a, struct side *b)
+{
+	assert_true(pump_for(a, b, 3600ull * 1000000000));
+}
+
+/* A clean wire for each test: no faults, nothing in flight, fixed seed. */
+static void wire_reset(uint64_t seed)
+{
+	while (nflight)
+		free(flight[--nflight].f.data);
+	memset(&wire_faults, 0, sizeof(wire_faults));
+	rng_state = seed;
+	read_resp_seen = 0;
 }
 
 static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
@@ -156,6 +292,9 @@ static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
 
 static void side_free(struct side *s)
 {
+	wire_reset(1);
+	while (s->nwire)
+		free(s->wire[--s->nwire].data);
 	assert_int_equal(eng_qp_destroy(s->qp), 0);
 	assert_int_equal(eng_mr_dereg(s->mr), 0);
 	assert_int_equal(eng_cq_destroy(s->cq), 0);
@@ -165,6 +304,9 @@ static void side_free(struct side *s)
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to peer. */
+/* retry_cnt and rnr_retry are set on the way to RTS (IBA 10.3: not later). */
+static uint8_t next_retry_cnt = 7, next_rnr_retry = 7;
+
 static void connect_qp(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32_t sq_psn,
 		       uint32_t rq_psn)
 {
@@ -193,8 +335,8 @@ static void connect_qp(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, 
 	a.qp_state = ENG_QPS_RTS;
 	a.sq_psn = sq_psn;
 	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
+	a.retry_cnt = next_retry_cnt;
+	a.rnr_retry = next_rnr_retry;
 	a.max_rd_atomic = 4;
 	m = ENG_QP_STATE | ENG_QP_SQ_PSN;
 	if (type == ENG_QPT_RC)
@@ -205,6 +347,7 @@ static void connect_qp(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, 
 static void pair_init(struct side *a, struct side *b, enum eng_qp_type type, enum eng_mtu mtu,
 		      uint32_t psn)
 {
+	wire_reset(psn * 7 + 1);
 	side_init(a, 1, type);
 	side_init(b, 2, type);
 	a->peer = b;
@@ -297,6 +440,32 @@ static void one_message(struct side *a, struct side *b, enum eng_wr_opcode op, u
 	assert_int_equal(b->mem[dst + len], 0xee);
 }
 
+/* a READs len bytes of b's memory; checks data and the completion. */
+static void one_read(struct side *a, struct side *b, uint32_t len, uint32_t seed)
+{
+	const uint64_t base = 0x10000000, src = 0x2001, dst = 0x100005;
+	struct eng_sge s = { base + dst, len, eng_mr_lkey(a->mr) };
+	struct eng_send_wr wr = {
+		.wr_id = seed, .opcode = ENG_WR_RDMA_READ, .send_flags = ENG_SEND_SIGNALED,
+		.sg_list = &s, .num_sge = 1, .rdma = { base + src, eng_mr_rkey(b->mr) },
+	};
+	struct eng_wc wc;
+
+	fill(b->mem + src, len, seed);
+	memset(a->mem + dst, 0xee, len + 16);
+	assert_int_equal(eng_post_send(a->qp, &wr), 0);
+	pump(a, b);
+	wc = poll_one(a);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(wc.opcode, ENG_WC_RDMA_READ);
+	assert_int_equal(wc.wr_id, seed);
+	assert_int_equal(wc.byte_len, len);
+	assert_cq_empty(a);
+	assert_cq_empty(b);
+	assert_memory_equal(a->mem + dst, b->mem + src, len);
+	assert_int_equal(a->mem[dst + len], 0xee);
+}
+
 static void sizes_for(enum eng_qp_type type, enum eng_wr_opcode op)
 {
 	static const enum eng_mtu mtus[] = { ENG_MTU_256, ENG_MTU_1024, ENG_MTU_4096 };
@@ -309,8 +478,12 @@ static void sizes_for(enum eng_qp_type type, enum eng_wr_opcode op)
 
 		/* Start near the top of the PSN space: messages cross the wrap. */
 		pair_init(&a, &b, type, mtus[i], 0xffffff - 700);
-		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++)
-			one_message(&a, &b, op, sizes[j], i * 100 + j);
+		for (j = 0; j < sizeof(sizes) / sizeof(sizes[0]); j++) {
+			if (op == ENG_WR_RDMA_READ)
+				one_read(&a, &b, sizes[j], i * 100 + j);
+			else
+				one_message(&a, &b, op, sizes[j], i * 100 + j);
+		}
 		side_free(&a);
 		side_free(&b);
 	}
@@ -324,6 +497,7 @@ static void test_rc_write_imm(void **state)
 	(void)state;
 	sizes_for(ENG_QPT_RC, ENG_WR_RDMA_WRITE_WITH_IMM);
 }
+static void test_rc_read(void **state) { (void)state; sizes_for(ENG_QPT_RC, ENG_WR_RDMA_READ); }
 static void test_uc_send(void **state) { (void)state; sizes_for(ENG_QPT_UC, ENG_WR_SEND); }
 static void test_uc_send_imm(void **state) { (void)state; sizes_for(ENG_QPT_UC, ENG_WR_SEND_WITH_IMM); }
 static void test_uc_write(void **state) { (void)state; sizes_for(ENG_QPT_UC, ENG_WR_RDMA_WRITE); }
@@ -445,6 +619,344 @@ static void test_ud_send(void **state)
 	side_free(&b);
 }
 
+
+/* A stream of nmsg messages (SEND, WRITE, READ in turn; READ only for RC)
+ * through a faulty wire. RC: every message exactly once, in order, data
+ * intact. UC: some may be lost, none corrupted. */
+static void stream(enum eng_qp_type type, struct faults f, uint64_t seed, unsigned int nmsg)
+{
+	const uint64_t base = 0x10000000, half = 0x180000, slot = 0x8000;
+	static const enum eng_wr_opcode rc_ops[] = { ENG_WR_SEND, ENG_WR_RDMA_WRITE,
+						     ENG_WR_RDMA_READ, ENG_WR_SEND_WITH_IMM };
+	static const enum eng_wr_opcode uc_ops[] = { ENG_WR_SEND, ENG_WR_RDMA_WRITE_WITH_IMM };
+	enum eng_wr_opcode ops_[64];
+	uint32_t lens[64];
+	struct side a, b;
+	struct eng_wc wc;
+	unsigned int i, nrecv = 0, got = 0;
+
+	assert_true(nmsg <= 48);
+	/* TRANSPORT_SEED=N reruns the fault streams with other seeds (stress). */
+	if (getenv("TRANSPORT_SEED"))
+		seed += strtoull(getenv("TRANSPORT_SEED"), NULL, 0) * 1000;
+	pair_init(&a, &b, type, ENG_MTU_1024, 0xfffff0);
+	wire_reset(seed);
+	wire_faults = f;
+	for (i = 0; i < nmsg; i++) {
+		struct eng_sge s, r;
+		struct eng_send_wr wr = { .wr_id = i, .send_flags = ENG_SEND_SIGNALED,
+					  .imm_data = i, .sg_list = &s, .num_sge = 1 };
+		struct eng_recv_wr rwr = { .wr_id = i, .sg_list = &r, .num_sge = 1 };
+
+		ops_[i] = type == ENG_QPT_RC ? rc_ops[i % 4] : uc_ops[i % 2];
+		lens[i] = rnd() % 20000;
+		wr.opcode = ops_[i];
+		if (ops_[i] == ENG_WR_RDMA_READ) {	/* data flows b -> a */
+			fill(b.mem + i * slot, lens[i], (uint32_t)seed + i);
+			memset(a.mem + half + i * slot, 0xee, slot);
+			s = (struct eng_sge){ base + half + i * slot, lens[i], eng_mr_lkey(a.mr) };
+			wr.rdma.remote_addr = base + i * slot;
+			wr.rdma.rkey = eng_mr_rkey(b.mr);
+		} else {
+			fill(a.mem + i * slot, lens[i], (uint32_t)seed + i);
+			memset(b.mem + half + i * slot, 0xee, slot);
+			s = (struct eng_sge){ base + i * slot, lens[i], eng_mr_lkey(a.mr) };
+			wr.rdma.remote_addr = base + half + i * slot;
+			wr.rdma.rkey = eng_mr_rkey(b.mr);
+			if (ops_[i] != ENG_WR_RDMA_WRITE) {
+				r = (struct eng_sge){ base + half + i * slot, slot,
+						      eng_mr_lkey(b.mr) };
+				assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+				nrecv++;
+			}
+		}
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	}
+	pump(&a, &b);
+
+	if (getenv("TRANSPORT_DEBUG"))
+		for (i = 0; i < ENG_CNT_MAX; i++)
+			if (eng_qp_counters(b.qp)->c[i] || eng_qp_counters(a.qp)->c[i])
+				fprintf(stderr, "%-28s a=%lu b=%lu\n", eng_counter_name(i),
+					(unsigned long)eng_qp_counters(a.qp)->c[i],
+					(unsigned long)eng_qp_counters(b.qp)->c[i]);
+	/* The requester: one completion per message, in order, all good. */
+	for (i = 0; i < nmsg; i++) {
+		wc = poll_one(&a);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, i);
+	}
+	assert_cq_empty(&a);
+	/* The responder's receives: RC all in order; UC a subset, in order. */
+	for (i = 0; i < nmsg; i++) {
+		if (ops_[i] == ENG_WR_RDMA_READ) {
+			assert_memory_equal(a.mem + half + i * slot, b.mem + i * slot, lens[i]);
+			continue;
+		}
+		if (ops_[i] == ENG_WR_RDMA_WRITE) {
+			assert_memory_equal(b.mem + half + i * slot, a.mem + i * slot, lens[i]);
+			continue;
+		}
+		if (type == ENG_QPT_UC && got == nrecv)
+			break;
+		if (eng_cq_poll(b.cq, &wc, 1) != 1) {
+			assert_int_equal(type, ENG_QPT_UC);
+			break;
+		}
+		if (type == ENG_QPT_UC && wc.wr_id != i) {
+			/* Lost: the receive WQE went to a later message. */
+			assert_true(wc.wr_id > i);
+			assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		}
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		if (type == ENG_QPT_RC)
+			assert_int_equal(wc.byte_len, lens[wc.wr_id]);
+		got++;
+	}
+	if (type == ENG_QPT_RC) {
+		assert_int_equal(got, nrecv);
+		assert_cq_empty(&b);
+	}
+	side_free(&a);
+	side_free(&b);
+}
+
+/* UC: every message that completes at the receiver is whole. The receive
+ * WQEs are consumed in order by whatever arrives, so check by content. */
+static void uc_never_corrupt(struct faults f, uint64_t seed)
+{
+	const uint64_t base = 0x10000000, slot = 0x8000, half = 0x180000;
+	struct side a, b;
+	struct eng_wc wc;
+	unsigned int i, n = 40, got = 0;
+
+	if (getenv("TRANSPORT_SEED"))
+		seed += strtoull(getenv("TRANSPORT_SEED"), NULL, 0) * 1000;
+	pair_init(&a, &b, ENG_QPT_UC, ENG_MTU_256, 0xffff00);
+	wire_reset(seed);
+	wire_faults = f;
+	for (i = 0; i < n; i++) {
+		struct eng_sge s = { base + i * slot, 3000 + i, eng_mr_lkey(a.mr) };
+		struct eng_sge r = { base + half + i * slot, slot, eng_mr_lkey(b.mr) };
+		struct eng_send_wr wr = { .wr_id = i, .opcode = ENG_WR_SEND_WITH_IMM,
+					  .imm_data = i, .sg_list = &s, .num_sge = 1 };
+		struct eng_recv_wr rwr = { .wr_id = i, .sg_list = &r, .num_sge = 1 };
+
+		fill(a.mem + i * slot, 3000 + i, 77 + i);
+		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	}
+	pump(&a, &b);
+	while (eng_cq_poll(b.cq, &wc, 1) == 1) {
+		uint32_t m = wc.imm_data;	/* which message landed here */
+
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_true(m < n);
+		assert_int_equal(wc.byte_len, 3000 + m);
+		assert_memory_equal(b.mem + half + wc.wr_id * slot, a.mem + m * slot, 3000 + m);
+		got++;
+	}
+	assert_true(got > 0);
+	if (f.loss)
+		assert_true(got < n);	/* 256-byte MTU, 12 packets each: some lost */
+	side_free(&a);
+	side_free(&b);
+}
+
+static void test_rc_loss_1(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .loss = 1 }, 11, 48); }
+static void test_rc_loss_5(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .loss = 5 }, 12, 48); }
+static void test_rc_dup(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .dup = 10 }, 13, 48); }
+static void test_rc_reorder(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .reorder = 10 }, 14, 48); }
+static void test_rc_all_faults(void **state)
+{
+	(void)state;
+	stream(ENG_QPT_RC, (struct faults){ .loss = 5, .dup = 5, .reorder = 5, .corrupt_pm = 5 },
+	       15, 48);
+}
+static void test_uc_loss(void **state)
+{
+	(void)state;
+	stream(ENG_QPT_UC, (struct faults){ 0 }, 16, 40);
+	uc_never_corrupt((struct faults){ .loss = 2 }, 17);
+	uc_never_corrupt((struct faults){ .loss = 2, .reorder = 5, .dup = 5, .corrupt_pm = 5 }, 18);
+}
+
+/* RNR: the receiver posts late; the sender waits and tries again. */
+static void test_rnr(void **state)
+{
+	const uint64_t base = 0x10000000;
+	struct side a, b;
+	struct eng_sge s = { base, 100, 0 }, r = { base + 0x1000, 100, 0 };
+	struct eng_send_wr wr = { .wr_id = 1, .opcode = ENG_WR_SEND, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_recv_wr rwr = { .wr_id = 2, .sg_list = &r, .num_sge = 1 };
+	struct eng_qp_attr at = { .rnr_retry = 2 };
+	struct eng_wc wc;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 1);
+	s.lkey = eng_mr_lkey(a.mr);
+	r.lkey = eng_mr_lkey(b.mr);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	/* 10 ms of RNR NAKs (min_rnr_timer 1 = 10 us apart), then the receive. */
+	assert_false(pump_for(&a, &b, 10000000));
+	assert_true(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_RNR] > 100);
+	assert_true(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_RNR] > 100);
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	wc = poll_one(&b);
+	assert_int_equal(wc.byte_len, 100);
+
+	/* rnr_retry 2: the third RNR NAK ends it. RNR_RETRY cannot change in
+	 * RTS (the transition table), so a new pair. */
+	side_free(&a);
+	side_free(&b);
+	next_rnr_retry = 2;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 1);
+	next_rnr_retry = 7;
+	s.lkey = eng_mr_lkey(a.mr);
+	assert_int_equal(eng_qp_modify(a.qp, &at, ENG_QP_RNR_RETRY), -EINVAL);
+	wr.wr_id = 3;
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 3);
+	assert_int_equal(wc.status, ENG_WC_RNR_RETRY_EXC_ERR);
+	assert_int_equal(eng_qp_state(a.qp), ENG_QPS_ERR);
+	assert_true(eng_qp_counters(a.qp)->c[ENG_CNT_ERR_RNR_EXCEEDED] == 1);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* Nothing gets through: retry_cnt timeouts, then RETRY_EXC_ERR, the rest
+ * flushed in order. */
+static void test_retry_exceeded(void **state)
+{
+	struct side a, b;
+	struct eng_sge s = { 0x10000000, 10, 0 };
+	struct eng_send_wr wr = { .opcode = ENG_WR_RDMA_WRITE, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_qp_attr at = { .retry_cnt = 3 };
+	struct eng_wc wc;
+	unsigned int i;
+
+	(void)state;
+	next_retry_cnt = 3;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 9);
+	next_retry_cnt = 7;
+	assert_int_equal(eng_qp_modify(a.qp, &at, ENG_QP_RETRY_CNT), -EINVAL);	/* not in RTS */
+	wire_faults.drop_all_a = true;
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.remote_addr = 0x10000000;
+	wr.rdma.rkey = eng_mr_rkey(b.mr);
+	for (i = 0; i < 3; i++) {
+		wr.wr_id = 10 + i;
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	}
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 10);
+	assert_int_equal(wc.status, ENG_WC_RETRY_EXC_ERR);
+	for (i = 1; i < 3; i++) {
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, 10 + i);
+		assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 3);
+	/* timeout 14: 67 ms per try, 4 tries */
+	assert_true(clock_ns >= 4 * eng_timeout_ns_test(14));
+	side_free(&a);
+	side_free(&b);
+}
+
+/* A READ-response lost in the middle: the gap is an implied NAK, the READ
+ * is asked again for the rest and completes with the right data. */
+static void test_read_response_gap(void **state)
+{
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_256, 0xffffff - 3);
+	wire_faults.drop_nth_read_resp = 3;
+	one_read(&a, &b, 10 * 256 + 17, 5);
+	assert_true(eng_qp_counters(a.qp)->c[ENG_CNT_IMPLIED_NAK] >= 1);
+	assert_true(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_READ] >= 1);
+	/* The last response lost: the timer asks again (a duplicate READ after a partial response). */
+	read_resp_seen = 0;
+	wire_faults.drop_nth_read_resp = 11;
+	one_read(&a, &b, 10 * 256 + 17, 6);
+	assert_true(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_READ] >= 2);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* Build one request frame from b's QP to a's, as a misbehaving peer would. */
+static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t psn,
+		   uint8_t syndrome, uint32_t dqpn)
+{
+	struct roce_addr ad = { .vlan = -1, .hop_limit = 64, .sport = 1 };
+	struct roce_hdrs h = { .opcode = opcode, .pkey = 0xffff, .dqpn = dqpn, .psn = psn,
+			       .aeth = { .syndrome = syndrome } };
+	uint8_t buf[512], pay[256] = { 0 };
+	struct roce_frag o = { buf, sizeof(buf) }, pl = { pay, 256 };
+	struct roce_frag f;
+	struct roce_pkt pkt;
+	enum roce_drop why;
+	unsigned int nused;
+	int len;
+
+	memcpy(ad.sgid, from->gid, 16);
+	memcpy(ad.dgid, to->gid, 16);
+	len = roce_build(&o, 1, &nused, &ad, &h, &pl,
+			 roce_opcode(opcode)->mask & ROCE_F_PAYLOAD ? 1 : 0);
+	assert_true(len > 0);
+	f.data = buf;
+	f.len = (uint32_t)len;
+	assert_int_equal(roce_parse(&pkt, &f, 1, &why), 0);
+	eng_rx(to->dev, &pkt);
+}
+
+static void test_conformance(void **state)
+{
+	struct side a, b;
+	struct eng_qp_attr at = { .qp_state = ENG_QPS_RESET };
+	struct eng_wc wc;
+
+	(void)state;
+	/* A ghost ACK (a PSN never sent) changes nothing. */
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 500);
+	inject(&b, &a, ROCE_RC_ACK, 900, 0x1f, eng_qp_num(a.qp));
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_DROP_GHOST_ACK], 1);
+	assert_int_equal(eng_qp_state(a.qp), ENG_QPS_RTS);
+	one_message(&a, &b, ENG_WR_SEND, 3000, 1);	/* still works */
+
+	/* A WRITE_MIDDLE with no message open: NAK invalid request, both in ERR. */
+	inject(&a, &b, ROCE_RC_WRITE_MIDDLE, 500 ^ 0x5555, 0, eng_qp_num(b.qp));
+	/* b's expected PSN moved with the SEND above: send at the right PSN */
+	side_free(&a);
+	side_free(&b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_256, 600);
+	inject(&a, &b, ROCE_RC_WRITE_MIDDLE, 600, 0, eng_qp_num(b.qp));
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_INVALID], 1);
+	assert_int_equal(eng_qp_state(b.qp), ENG_QPS_ERR);
+	pump(&a, &b);	/* the NAK reaches a, which has nothing outstanding */
+
+	/* A packet for a QP in RESET is dropped and counted. */
+	assert_int_equal(eng_qp_modify(b.qp, &at, ENG_QP_STATE), 0);
+	inject(&a, &b, ROCE_RC_SEND_ONLY, 600, 0, eng_qp_num(b.qp));
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DROP_QP_STATE], 1);
+	assert_int_equal(eng_cq_poll(b.cq, &wc, 1), 0);
+
+	/* A packet for no QP at all: counted by the device. */
+	inject(&a, &b, ROCE_RC_SEND_ONLY, 600, 0, 0xabcdef);
+	assert_int_equal(eng_dev_counters(b.dev)->c[ENG_CNT_DROP_NO_QP], 1);
+	side_free(&a);
+	side_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -452,6 +964,7 @@ int main(void)
 		cmocka_unit_test(test_rc_send_imm),
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_write_imm),
+		cmocka_unit_test(test_rc_read),
 		cmocka_unit_test(test_uc_send),
 		cmocka_unit_test(test_uc_send_imm),
 		cmocka_unit_test(test_uc_write),
@@ -459,7 +972,29 @@ int main(void)
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ud_send),
+		cmocka_unit_test(test_rc_loss_1),
+		cmocka_unit_test(test_rc_loss_5),
+		cmocka_unit_test(test_rc_dup),
+		cmocka_unit_test(test_rc_reorder),
+		cmocka_unit_test(test_rc_all_faults),
+		cmocka_unit_test(test_uc_loss),
+		cmocka_unit_test(test_rnr),
+		cmocka_unit_test(test_retry_exceeded),
+		cmocka_unit_test(test_read_response_gap),
+		cmocka_unit_test(test_conformance),
 	};
+	const char *path = getenv("TRANSPORT_PCAP");
+	int r;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	if (path) {
+		static const uint32_t hdr[6] = { 0xa1b2c3d4, 0x00040002, 0, 0, 65535, 1 };
+
+		pcap = fopen(path, "wb");
+		if (pcap)
+			fwrite(hdr, sizeof(hdr), 1, pcap);
+	}
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	if (pcap)
+		fclose(pcap);
+	return r;
 }
