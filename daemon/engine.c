@@ -72,11 +72,13 @@ const struct eng_counters *eng_qp_counters(const struct eng_qp *qp)
 	return &qp->cnt;
 }
 
-/* Count on the QP and the device alike. */
+/* Count on the QP (and so the device), or on the device alone. */
 static void count(struct eng_dev *dev, struct eng_qp *qp, enum eng_counter c)
 {
-	dev->cnt.c[c]++;
-	eng_count(qp, c);
+	if (qp)
+		eng_count(qp, c);
+	else
+		dev->cnt.c[c]++;
 }
 
 uint32_t eng_qp_mtu(const struct eng_qp *qp)

@@ -181,8 +181,9 @@ struct eng_wc {
 	uint8_t sl;
 };
 
-/* Counters, per QP and for the device (which also counts frames for no QP).
- * Every drop, NAK, retransmission and error has its own. */
+/* Counters, per QP and for the device: the device's are the total over its
+ * QPs, present and past, plus frames for no QP. Every drop, NAK,
+ * retransmission and error has its own. */
 enum eng_counter {
 	ENG_CNT_TX_PKTS, ENG_CNT_RX_PKTS, ENG_CNT_TX_ACKS, ENG_CNT_RX_ACKS,
 	ENG_CNT_TX_NO_BUFFER,		/* a frame waited for a transmit buffer */

@@ -150,10 +150,11 @@ struct eng_qp {
 #define AETH_NAK_OPERATION	0x63
 #define AETH_TYPE(s)		((s) >> 5)	/* 0 ACK, 1 RNR NAK, 3 NAK */
 
+/* Count on the QP and in the device's total. */
 static inline void eng_count(struct eng_qp *qp, enum eng_counter c)
 {
-	if (qp)
-		qp->cnt.c[c]++;
+	qp->cnt.c[c]++;
+	qp->dev->cnt.c[c]++;
 }
 
 uint32_t eng_qp_mtu(const struct eng_qp *qp);

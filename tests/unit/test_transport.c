@@ -507,6 +507,53 @@ static void test_uc_write_imm(void **state)
 	sizes_for(ENG_QPT_UC, ENG_WR_RDMA_WRITE_WITH_IMM);
 }
 
+/* Inline data is copied at post time; unsignaled WRs complete silently
+ * unless they fail; the device's counters are the QPs' total. */
+static void test_inline_unsignaled(void **state)
+{
+	struct side a, b;
+	uint8_t msg[60];
+	struct eng_sge in = { (uintptr_t)msg, sizeof(msg), 0 };
+	struct eng_sge r = { 0x10000000 + 0x4000, 100, 0 };
+	struct eng_send_wr wr = { .wr_id = 1, .opcode = ENG_WR_SEND,
+				  .send_flags = ENG_SEND_INLINE, .sg_list = &in, .num_sge = 1 };
+	struct eng_recv_wr rwr = { .wr_id = 2, .sg_list = &r, .num_sge = 1 };
+	struct eng_wc wc;
+	uint8_t first[60];
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 50);
+	r.lkey = eng_mr_lkey(b.mr);
+
+	fill(msg, sizeof(msg), 4);
+	memcpy(first, msg, sizeof(msg));
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);	/* unsignaled */
+	memset(msg, 0x5a, sizeof(msg));	/* copied at post: no effect on the first */
+	wr.wr_id = 3;
+	wr.send_flags |= ENG_SEND_SIGNALED;
+	r.addr += 0x1000;
+	rwr.wr_id = 4;
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 3);		/* only the signaled one */
+	assert_cq_empty(&a);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(wc.byte_len, sizeof(msg));
+	assert_memory_equal(b.mem + 0x4000, first, sizeof(msg));
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 4);
+	assert_memory_equal(b.mem + 0x5000, msg, sizeof(msg));
+	assert_int_equal(eng_dev_counters(a.dev)->c[ENG_CNT_TX_PKTS],
+			 eng_qp_counters(a.qp)->c[ENG_CNT_TX_PKTS]);
+	assert_true(eng_dev_counters(b.dev)->c[ENG_CNT_TX_ACKS] >= 1);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* A bad rkey: the requester gets REM_ACCESS_ERR, the responder's memory is
  * untouched, and both QPs end in ERR (RC: IBA 9.7.5.2.4). */
 static void test_rc_bad_rkey(void **state)
@@ -969,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(test_uc_send_imm),
 		cmocka_unit_test(test_uc_write),
 		cmocka_unit_test(test_uc_write_imm),
+		cmocka_unit_test(test_inline_unsignaled),
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ud_send),
