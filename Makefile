@@ -129,6 +129,14 @@ $(BUILD)/codec_bench: tests/bench/codec_bench.c $(CODEC_SRCS) $(CODEC_HEADERS) |
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(CODEC_SRCS) -o $@ \
 		$$($(PKG_CONFIG) --libs libisal) -lz
 
+# Two transport engines over an in-memory wire, on one thread.
+ENGINE_SRCS := daemon/engine.c daemon/mr.c daemon/cq.c daemon/qp.c daemon/req.c daemon/resp.c \
+	daemon/comp.c
+$(BUILD)/engine_bench: tests/bench/engine_bench.c $(ENGINE_SRCS) $(CODEC_SRCS) $(HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(ENGINE_SRCS) $(CODEC_SRCS) -o $@ \
+		$$($(PKG_CONFIG) --libs libisal)
+
 codec-interop: $(BUILD)/asan/roce_tool
 	$(Q)ROCE_TOOL=$(CURDIR)/$(BUILD)/asan/roce_tool VECTORS=$(CURDIR)/$(VECTORS) \
 		tests/codec/run.sh
@@ -172,8 +180,9 @@ $(BUILD)/udp_blast: tests/bench/udp_blast.c | $(BUILD)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench $(BUILD)/engine_bench
 	$(Q)$(BUILD)/codec_bench
+	$(Q)$(BUILD)/engine_bench
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
 
