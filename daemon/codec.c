@@ -38,7 +38,7 @@ bool roce_gid_is_v4(const uint8_t gid[16])
 	return !memcmp(gid, v4_prefix, sizeof(v4_prefix));
 }
 
-static uint16_t ipv4_checksum(const uint8_t *h, unsigned int len)
+uint16_t roce_ipv4_checksum(const uint8_t *h, unsigned int len)
 {
 	uint32_t sum = 0;
 	unsigned int i;
@@ -196,7 +196,7 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 			DROP(ROCE_DROP_IP_LENGTH);
 		if (get16(ip + 6) & 0x3fff)	/* MF or a fragment offset */
 			DROP(ROCE_DROP_IP_FRAGMENT);
-		if (ipv4_checksum(ip, ip_len))
+		if (roce_ipv4_checksum(ip, ip_len))
 			DROP(ROCE_DROP_IP_CHECKSUM);
 		if (ip[9] != 17)
 			DROP(ROCE_DROP_NOT_UDP);
@@ -380,7 +380,7 @@ int roce_build(struct roce_frag *out, unsigned int nout, unsigned int *nused,
 		put16(ip + 10, 0);
 		memcpy(ip + 12, a->sgid + 12, 4);
 		memcpy(ip + 16, a->dgid + 12, 4);
-		put16(ip + 10, ipv4_checksum(ip, 20));
+		put16(ip + 10, roce_ipv4_checksum(ip, 20));
 		udp = ip + 20;
 	} else {
 		put32(ip, 6u << 28 | (uint32_t)a->tclass << 20 | (a->flow_label & 0xfffff));

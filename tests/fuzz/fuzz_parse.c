@@ -79,18 +79,6 @@ static bool same_view(const struct roce_pkt *a, const struct roce_pkt *b, uint32
 	       a->payload_len == b->payload_len && a->len == b->len + opts;
 }
 
-static uint16_t ip_checksum(const uint8_t *h, unsigned int len)
-{
-	uint32_t sum = 0;
-	unsigned int i;
-
-	for (i = 0; i < len; i += 2)
-		sum += get16(h + i);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* Make the lengths and/or checksums of a contiguous frame right, as far as
  * its headers can be found; leave it alone otherwise. */
 static void fix_frame(uint8_t *p, uint32_t n, bool lengths, bool sums)
@@ -120,7 +108,7 @@ static void fix_frame(uint8_t *p, uint32_t n, bool lengths, bool sums)
 	end = v6 ? l4 + get16(p + off + 4) : off + get16(p + off + 2);
 	if (sums && !v6) {
 		put16(p + off + 10, 0);
-		put16(p + off + 10, ip_checksum(p + off, ihl));
+		put16(p + off + 10, roce_ipv4_checksum(p + off, ihl));
 	}
 	if (!sums || end > n || end < l4 + 8 + 12 + ROCE_ICRC_LEN)
 		return;
