@@ -165,6 +165,8 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn);
 /* Move to ERR (and flush) from inside the engine. */
 void eng_qp_error(struct eng_qp *qp);
+/* A UC/UD send failed: SQE, the send queue flushed, receives go on. */
+void eng_qp_sq_error(struct eng_qp *qp);
 /* Complete a send WQE (when signaled, or on error) and retire it. */
 void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status);
 

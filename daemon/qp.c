@@ -155,7 +155,7 @@ static void wq_clear(struct eng_wq *wq)
 }
 
 /* Every queued request completes with WR_FLUSH_ERR, in order (IBA 10.3.1). */
-static void flush_queues(struct eng_qp *qp)
+static void flush_sq(struct eng_qp *qp)
 {
 	static const enum eng_wc_opcode send_op[] = {
 		[ENG_WR_RDMA_WRITE] = ENG_WC_RDMA_WRITE,
@@ -175,9 +175,18 @@ static void flush_queues(struct eng_qp *qp)
 		wc.qp_num = qp->qpn;
 		if (eng_cq_post(qp->init.send_cq, &wc, false))
 			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
+		qp->swqe[qp->sq.head].started = false;
 		qp->sq.head = (qp->sq.head + 1) % qp->sq.size;
 		qp->sq.count--;
 	}
+	qp->req.wqe = 0;
+	qp->req.offset = 0;
+}
+
+static void flush_rq(struct eng_qp *qp)
+{
+	struct eng_wc wc;
+
 	while (qp->rq.count) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = qp->rwqe[qp->rq.head].wr_id;
@@ -189,6 +198,20 @@ static void flush_queues(struct eng_qp *qp)
 		qp->rq.head = (qp->rq.head + 1) % qp->rq.size;
 		qp->rq.count--;
 	}
+}
+
+static void flush_queues(struct eng_qp *qp)
+{
+	flush_sq(qp);
+	flush_rq(qp);
+}
+
+/* IBA 10.3.1: a UC or UD send that fails stops only the send queue (SQE);
+ * receives go on, and a modify to RTS resumes sending. */
+void eng_qp_sq_error(struct eng_qp *qp)
+{
+	flush_sq(qp);
+	qp->attr.qp_state = qp->attr.cur_qp_state = ENG_QPS_SQE;
 }
 
 int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned int mask)
@@ -268,8 +291,6 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		qp->rd_res_next = 0;
 	} else if (next == ENG_QPS_ERR) {
 		flush_queues(qp);
-		qp->req.wqe = 0;
-		qp->req.offset = 0;
 		qp->comp.deadline = qp->comp.rnr_until = 0;	/* nothing left to time */
 	}
 	q->qp_state = next;
@@ -433,8 +454,8 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	w->wr.sg_list = w->sge;
 	w->wr.ud.ah = &w->ah;
 	qp->sq.count++;
-	if (s == ENG_QPS_ERR)
-		flush_queues(qp);
+	if (s == ENG_QPS_ERR || s == ENG_QPS_SQE)	/* the send queue takes no more */
+		flush_sq(qp);
 	return 0;
 }
 

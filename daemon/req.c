@@ -139,7 +139,10 @@ static void req_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_coun
 	 * for UC/UD; for RC it waits for them (IBA completes in order). */
 	if (qp->req.wqe == 0) {
 		eng_req_retire(qp, status);
-		eng_qp_error(qp);
+		if (qp->init.qp_type == ENG_QPT_RC)
+			eng_qp_error(qp);
+		else
+			eng_qp_sq_error(qp);
 	}
 }
 

@@ -554,6 +554,48 @@ static void test_inline_unsignaled(void **state)
 	side_free(&b);
 }
 
+/* IBA 10.8.3.3: a fenced WR waits for the READs before it; an unfenced one
+ * does not. Seen on the wire after one poll of the requester. */
+static void test_fence(void **state)
+{
+	const uint64_t base = 0x10000000;
+	struct side a, b;
+	struct eng_sge rs = { base + 0x10000, 3000, 0 }, ss = { base, 100, 0 };
+	struct eng_sge r = { base + 0x20000, 100, 0 };
+	struct eng_send_wr rd = { .wr_id = 1, .opcode = ENG_WR_RDMA_READ,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &rs, .num_sge = 1 };
+	struct eng_send_wr snd = { .wr_id = 2, .opcode = ENG_WR_SEND,
+				   .send_flags = ENG_SEND_SIGNALED, .sg_list = &ss, .num_sge = 1 };
+	struct eng_recv_wr rwr = { .wr_id = 3, .sg_list = &r, .num_sge = 1 };
+	unsigned int pass;
+
+	(void)state;
+	for (pass = 0; pass < 2; pass++) {
+		struct eng_wc wc;
+
+		pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 77);
+		rs.lkey = ss.lkey = eng_mr_lkey(a.mr);
+		r.lkey = eng_mr_lkey(b.mr);
+		rd.rdma.remote_addr = base;
+		rd.rdma.rkey = eng_mr_rkey(b.mr);
+		snd.send_flags = ENG_SEND_SIGNALED | (pass ? ENG_SEND_FENCE : 0);
+		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+		assert_int_equal(eng_post_send(a.qp, &rd), 0);
+		assert_int_equal(eng_post_send(a.qp, &snd), 0);
+		eng_poll(a.dev);
+		/* READ request, and the SEND only when unfenced */
+		assert_int_equal(a.nwire, pass ? 1 : 2);
+		pump(&a, &b);
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, 1);
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, 2);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		side_free(&a);
+		side_free(&b);
+	}
+}
+
 /* A bad rkey: the requester gets REM_ACCESS_ERR, the responder's memory is
  * untouched, and both QPs end in ERR (RC: IBA 9.7.5.2.4). */
 static void test_rc_bad_rkey(void **state)
@@ -655,13 +697,64 @@ static void test_ud_send(void **state)
 	assert_cq_empty(&b);
 	assert_true(eng_qp_counters(b.qp)->c[ENG_CNT_DROP_QKEY] == 1);
 
-	/* Larger than the MTU: a local length error. */
+	/* Larger than the MTU: a local length error, and the QP goes to SQE
+	 * (IBA 10.3.1): the WR behind it is flushed, new sends are flushed at
+	 * once, receives still work, and RTS resumes sending. */
 	s.length = 4097;
 	wr.ud.remote_qkey = 0x11111111;
 	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	wr.wr_id = 11;
+	s.length = 1000;
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
 	pump(&a, &b);
 	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 9);
 	assert_int_equal(wc.status, ENG_WC_LOC_LEN_ERR);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 11);
+	assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	assert_int_equal(eng_qp_state(a.qp), ENG_QPS_SQE);
+	wr.wr_id = 12;
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 12);
+	assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	{	/* b -> a still arrives while a is in SQE */
+		struct eng_sge bs = { base, 200, eng_mr_lkey(b.mr) };
+		struct eng_sge ar = { base + 8192, 4096 + 40, eng_mr_lkey(a.mr) };
+		struct eng_ah_attr bah = { .port_num = 1 };
+		struct eng_send_wr bwr = { .wr_id = 20, .opcode = ENG_WR_SEND,
+					   .send_flags = ENG_SEND_SIGNALED, .sg_list = &bs,
+					   .num_sge = 1 };
+		struct eng_recv_wr arwr = { .wr_id = 21, .sg_list = &ar, .num_sge = 1 };
+		struct eng_qp_attr rts = { .qp_state = ENG_QPS_RTS, .cur_qp_state = ENG_QPS_SQE };
+
+		memcpy(bah.dgid, a.gid, 16);
+		memcpy(bah.dmac, a.mac, 6);
+		bwr.ud.ah = &bah;
+		bwr.ud.remote_qpn = eng_qp_num(a.qp);
+		bwr.ud.remote_qkey = 0x11111111;
+		assert_int_equal(eng_post_recv(a.qp, &arwr), 0);
+		assert_int_equal(eng_post_send(b.qp, &bwr), 0);
+		pump(&a, &b);
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, 21);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, 240);
+		wc = poll_one(&b);
+		assert_int_equal(wc.wr_id, 20);
+		/* SQE -> RTS (CUR_STATE allowed here), and a sends again. */
+		assert_int_equal(eng_qp_modify(a.qp, &rts, ENG_QP_STATE | ENG_QP_CUR_STATE), 0);
+		wr.wr_id = 13;
+		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+		pump(&a, &b);
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, 13);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		wc = poll_one(&b);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	}
 	side_free(&a);
 	side_free(&b);
 }
@@ -1017,6 +1110,7 @@ int main(void)
 		cmocka_unit_test(test_uc_write),
 		cmocka_unit_test(test_uc_write_imm),
 		cmocka_unit_test(test_inline_unsignaled),
+		cmocka_unit_test(test_fence),
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ud_send),
