@@ -226,7 +226,8 @@ void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 
 void eng_comp_timers(struct eng_qp *qp, uint64_t now)
 {
-	if (qp->init.qp_type != ENG_QPT_RC || qp->attr.qp_state != ENG_QPS_RTS)
+	if (qp->init.qp_type != ENG_QPT_RC ||
+	    (qp->attr.qp_state != ENG_QPS_RTS && qp->attr.qp_state != ENG_QPS_SQD))
 		return;
 	if (qp->comp.rnr_until && now >= qp->comp.rnr_until)
 		qp->comp.rnr_until = 0;		/* the requester resumes */

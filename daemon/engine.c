@@ -245,6 +245,22 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 		eng_resp_rx(qp, pkt);
 }
 
+/* True while an SQD QP still has a message going out or unacknowledged. */
+bool eng_sq_draining(const struct eng_qp *qp)
+{
+	return qp->req.offset || qp->req.psn != qp->comp.psn;
+}
+
+/* IBA 11.6.3: in SQD with en_sqd_async_notify, say once when drained. */
+static void sqd_check(struct eng_qp *qp)
+{
+	if (qp->req.drained_sent || eng_sq_draining(qp) || !qp->attr.en_sqd_async_notify)
+		return;
+	qp->req.drained_sent = true;
+	if (qp->dev->ops->async_error)
+		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_SQ_DRAINED);
+}
+
 static uint64_t earliest(uint64_t a, uint64_t b)
 {
 	return !a ? b : !b ? a : a < b ? a : b;
@@ -269,12 +285,15 @@ uint64_t eng_poll(struct eng_dev *dev)
 		if (!qp->comp.rnr_until)
 			while (eng_req_step(qp) > 0)
 				;
+		if (qp->attr.qp_state == ENG_QPS_SQD)
+			sqd_check(qp);
 		/* Anything in flight runs the retransmit timer (9.7.6.1.3). */
-		if (qp->init.qp_type == ENG_QPT_RC && qp->attr.qp_state == ENG_QPS_RTS &&
+		if (qp->init.qp_type == ENG_QPT_RC &&
+		    (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD) &&
 		    qp->req.psn != qp->comp.psn && !qp->comp.deadline && !qp->comp.rnr_until &&
 		    qp->attr.timeout)
 			qp->comp.deadline = now + eng_timeout_ns(qp->attr.timeout);
-		if (qp->attr.qp_state == ENG_QPS_RTS)
+		if (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD)
 			next = earliest(next, earliest(qp->comp.deadline, qp->comp.rnr_until));
 	}
 	return next;

@@ -252,7 +252,11 @@ struct eng_ops {
 	void (*async_error)(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event);
 };
 
-enum eng_async_event { ENG_EVENT_CQ_ERR = 0, ENG_EVENT_QP_FATAL = 1 };
+enum eng_async_event {
+	ENG_EVENT_CQ_ERR = 0,
+	ENG_EVENT_QP_FATAL = 1,
+	ENG_EVENT_SQ_DRAINED = 2,	/* SQD reached with en_sqd_async_notify */
+};
 
 struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed);
 void eng_dev_free(struct eng_dev *dev);

@@ -102,6 +102,7 @@ struct eng_qp {
 		uint64_t offset;	/* bytes of it sent */
 		uint32_t noack;		/* packets since the last AckReq */
 		uint32_t max_psn;	/* first PSN never sent: below it is a resend */
+		bool drained_sent;	/* SQD: the drained event went out */
 	} req;
 	struct {			/* completer: ACKs to completions */
 		uint32_t psn;		/* oldest unacknowledged PSN */
@@ -165,6 +166,7 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn);
 /* Move to ERR (and flush) from inside the engine. */
 void eng_qp_error(struct eng_qp *qp);
+bool eng_sq_draining(const struct eng_qp *qp);
 /* A UC/UD send failed: SQE, the send queue flushed, receives go on. */
 void eng_qp_sq_error(struct eng_qp *qp);
 /* Complete a send WQE (when signaled, or on error) and retire it. */

@@ -293,6 +293,8 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		flush_queues(qp);
 		qp->comp.deadline = qp->comp.rnr_until = 0;	/* nothing left to time */
 	}
+	if (next == ENG_QPS_SQD && cur != ENG_QPS_SQD)
+		qp->req.drained_sent = false;
 	q->qp_state = next;
 	q->cur_qp_state = next;
 	return 0;
@@ -302,7 +304,7 @@ int eng_qp_query(const struct eng_qp *qp, struct eng_qp_attr *attr, struct eng_q
 {
 	*attr = qp->attr;
 	attr->cap = qp->init.cap;
-	attr->sq_draining = 0;
+	attr->sq_draining = qp->attr.qp_state == ENG_QPS_SQD && eng_sq_draining(qp);
 	if (init)
 		*init = qp->init;
 	return 0;

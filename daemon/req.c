@@ -186,7 +186,11 @@ int eng_req_step(struct eng_qp *qp)
 	struct eng_swqe *w;
 	int np = 0, r;
 
-	if (qp->attr.qp_state != ENG_QPS_RTS || qp->req.wqe >= qp->sq.count || !mtu)
+	/* SQD (IBA 10.3.1): the message in progress is finished, no new one
+	 * starts. */
+	if ((qp->attr.qp_state != ENG_QPS_RTS &&
+	     (qp->attr.qp_state != ENG_QPS_SQD || !qp->req.offset)) ||
+	    qp->req.wqe >= qp->sq.count || !mtu)
 		return 0;
 	w = &qp->swqe[(qp->sq.head + qp->req.wqe) % qp->sq.size];
 	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)

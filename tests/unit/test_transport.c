@@ -132,8 +132,20 @@ static int gid(void *ctx, uint8_t index, uint8_t g[16], uint8_t m[6])
 	return 0;
 }
 
+static unsigned int drained_events;
+
+static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
+{
+	(void)ctx;
+	(void)cq;
+	(void)qp;
+	if (event == ENG_EVENT_SQ_DRAINED)
+		drained_events++;
+}
+
 static const struct eng_ops ops = {
 	.now_ns = now_ns, .tx_alloc = tx_alloc, .tx_send = tx_send, .gid = gid,
+	.async_error = on_async,
 };
 
 /* Flat test memory in pages, so copies cross page boundaries. */
@@ -594,6 +606,55 @@ static void test_fence(void **state)
 		side_free(&a);
 		side_free(&b);
 	}
+}
+
+/* SQD (IBA 10.3.1): the message being sent is finished and acknowledged,
+ * the next is not started; the drained event comes once; RTS goes on. */
+static void test_sqd(void **state)
+{
+	const uint64_t base = 0x10000000;
+	struct side a, b;
+	struct eng_sge s = { base, 2u << 20, 0 };	/* more than the send window */
+	struct eng_send_wr wr = { .opcode = ENG_WR_RDMA_WRITE, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_qp_attr sqd = { .qp_state = ENG_QPS_SQD, .en_sqd_async_notify = 1 };
+	struct eng_qp_attr rts = { .qp_state = ENG_QPS_RTS };
+	struct eng_qp_attr q;
+	struct eng_wc wc;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 3);
+	drained_events = 0;
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.remote_addr = base + 0x100000;
+	wr.rdma.rkey = eng_mr_rkey(b.mr);
+	fill(a.mem, 2u << 20, 8);
+	wr.wr_id = 1;
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	wr.wr_id = 2;
+	s.length = 4096;
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	eng_poll(a.dev);		/* the first WRITE is under way: a window's worth */
+	assert_true(a.nwire > 0 && a.nwire < 2048);
+	assert_int_equal(eng_qp_modify(a.qp, &sqd, ENG_QP_STATE | ENG_QP_EN_SQD_ASYNC_NOTIFY), 0);
+	eng_qp_query(a.qp, &q, NULL);
+	assert_int_equal(q.sq_draining, 1);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 1);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_cq_empty(&a);		/* the second never started */
+	assert_int_equal(drained_events, 1);
+	eng_qp_query(a.qp, &q, NULL);
+	assert_int_equal(q.sq_draining, 0);
+	assert_memory_equal(b.mem + 0x100000, a.mem, 2u << 20);
+	assert_int_equal(eng_qp_modify(a.qp, &rts, ENG_QP_STATE), 0);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 2);
+	assert_int_equal(drained_events, 1);
+	side_free(&a);
+	side_free(&b);
 }
 
 /* A bad rkey: the requester gets REM_ACCESS_ERR, the responder's memory is
@@ -1111,6 +1172,7 @@ int main(void)
 		cmocka_unit_test(test_uc_write_imm),
 		cmocka_unit_test(test_inline_unsignaled),
 		cmocka_unit_test(test_fence),
+		cmocka_unit_test(test_sqd),
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ud_send),
