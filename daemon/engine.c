@@ -170,11 +170,32 @@ uint64_t eng_rnr_ns(uint8_t code)
 	return us[code & 31] * 1000ull;
 }
 
+enum eng_mem_err eng_mr_copy_from_pkt(const struct eng_mr *mr, uint64_t addr,
+				      const struct roce_pkt *pkt, uint32_t pkt_off, uint32_t len)
+{
+	uint64_t contig;
+
+	/* Straight from the frame into the mapped memory: no bounce buffer. */
+	while (len) {
+		uint8_t *p = mr->map(mr->mem, addr - mr->iova, len, &contig);
+
+		if (!p || !contig)
+			return ENG_MEM_UNMAPPED;
+		if (contig > len)
+			contig = len;
+		if (roce_pkt_copy_payload(pkt, pkt_off, p, (uint32_t)contig))
+			return ENG_MEM_BAD_RANGE;
+		addr += contig;
+		pkt_off += (uint32_t)contig;
+		len -= (uint32_t)contig;
+	}
+	return ENG_MEM_OK;
+}
+
 enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, unsigned int nsge,
 			       uint64_t off, const struct roce_pkt *pkt, uint32_t pkt_off,
 			       uint32_t len)
 {
-	uint8_t buf[4096];
 	unsigned int i;
 
 	for (i = 0; i < nsge && len; i++) {
@@ -188,19 +209,11 @@ enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, uns
 		}
 		take = s->length - off < len ? (uint32_t)(s->length - off) : len;
 		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, s->addr + off, take,
-				 ENG_ACCESS_LOCAL_WRITE, &mr))
+				 ENG_ACCESS_LOCAL_WRITE, &mr) ||
+		    eng_mr_copy_from_pkt(mr, s->addr + off, pkt, pkt_off, take))
 			return ENG_WC_LOC_PROT_ERR;
-		while (take) {
-			uint32_t n = take < sizeof(buf) ? take : sizeof(buf);
-
-			if (roce_pkt_copy_payload(pkt, pkt_off, buf, n) ||
-			    eng_mr_copy_in(mr, s->addr + off, buf, n))
-				return ENG_WC_LOC_PROT_ERR;
-			pkt_off += n;
-			off += n;
-			take -= n;
-			len -= n;
-		}
+		pkt_off += take;
+		len -= take;
 		off = 0;
 	}
 	return len ? ENG_WC_LOC_LEN_ERR : ENG_WC_SUCCESS;

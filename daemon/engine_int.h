@@ -177,6 +177,9 @@ void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status);
 enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, unsigned int nsge,
 			       uint64_t off, const struct roce_pkt *pkt, uint32_t pkt_off,
 			       uint32_t len);
+/* Copy len bytes of pkt's payload (from pkt_off) to addr in an MR. */
+enum eng_mem_err eng_mr_copy_from_pkt(const struct eng_mr *mr, uint64_t addr,
+				      const struct roce_pkt *pkt, uint32_t pkt_off, uint32_t len);
 /* Point frags at [va, va + len) of an MR, page by page; count or -EFAULT. */
 int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce_frag *frags,
 		 unsigned int max);

@@ -333,25 +333,17 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 			return;
 		}
 	} else {
-		uint8_t buf[4096];
-		uint32_t done = 0, n;
-
 		if (pkt->payload_len > qp->resp.wresid) {
 			resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
 			return;
 		}
-		while (done < pkt->payload_len) {
-			n = pkt->payload_len - done < sizeof(buf) ? pkt->payload_len - done :
-			    sizeof(buf);
-			if (roce_pkt_copy_payload(pkt, done, buf, n) ||
-			    eng_mr_copy_in(qp->resp.wmr, qp->resp.wva, buf, n)) {
-				resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
-				return;
-			}
-			qp->resp.wva += n;
-			qp->resp.wresid -= n;
-			done += n;
+		if (pkt->payload_len &&
+		    eng_mr_copy_from_pkt(qp->resp.wmr, qp->resp.wva, pkt, 0, pkt->payload_len)) {
+			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
+			return;
 		}
+		qp->resp.wva += pkt->payload_len;
+		qp->resp.wresid -= pkt->payload_len;
 		if ((op->mask & ROCE_F_END) && qp->resp.wresid) {
 			resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
 			return;
