@@ -964,6 +964,7 @@ static void uc_never_corrupt(struct faults f, uint64_t seed)
 	side_free(&b);
 }
 
+static void test_rc_loss_0(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ 0 }, 10, 48); }
 static void test_rc_loss_1(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .loss = 1 }, 11, 48); }
 static void test_rc_loss_5(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .loss = 5 }, 12, 48); }
 static void test_rc_dup(void **state) { (void)state; stream(ENG_QPT_RC, (struct faults){ .dup = 10 }, 13, 48); }
@@ -1176,6 +1177,7 @@ int main(void)
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ud_send),
+		cmocka_unit_test(test_rc_loss_0),
 		cmocka_unit_test(test_rc_loss_1),
 		cmocka_unit_test(test_rc_loss_5),
 		cmocka_unit_test(test_rc_dup),
