@@ -72,6 +72,19 @@ const struct eng_counters *eng_qp_counters(const struct eng_qp *qp)
 	return &qp->cnt;
 }
 
+enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op)
+{
+	switch (op) {
+	case ENG_WR_RDMA_WRITE:
+	case ENG_WR_RDMA_WRITE_WITH_IMM:
+		return ENG_WC_RDMA_WRITE;
+	case ENG_WR_RDMA_READ:
+		return ENG_WC_RDMA_READ;
+	default:
+		return ENG_WC_SEND;
+	}
+}
+
 /* Count on the QP (and so the device), or on the device alone. */
 static void count(struct eng_dev *dev, struct eng_qp *qp, enum eng_counter c)
 {

@@ -177,6 +177,18 @@ void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status);
 enum eng_wc_status eng_scatter(struct eng_qp *qp, const struct eng_sge *sge, unsigned int nsge,
 			       uint64_t off, const struct roce_pkt *pkt, uint32_t pkt_off,
 			       uint32_t len);
+/* Pieces one packet's payload may be gathered from (SGEs x pages). */
+#define ENG_GATHER_MAX		80
+
+/* Packets (PSNs) a message of len bytes takes; a zero-length one takes one. */
+static inline uint32_t eng_npkts(uint64_t len, uint32_t mtu)
+{
+	return len ? (uint32_t)((len + mtu - 1) / mtu) : 1;
+}
+
+/* The completion opcode of a send work request. */
+enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op);
+
 /* Copy len bytes of pkt's payload (from pkt_off) to addr in an MR. */
 enum eng_mem_err eng_mr_copy_from_pkt(const struct eng_mr *mr, uint64_t addr,
 				      const struct roce_pkt *pkt, uint32_t pkt_off, uint32_t len);

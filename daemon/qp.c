@@ -157,12 +157,6 @@ static void wq_clear(struct eng_wq *wq)
 /* Every queued request completes with WR_FLUSH_ERR, in order (IBA 10.3.1). */
 static void flush_sq(struct eng_qp *qp)
 {
-	static const enum eng_wc_opcode send_op[] = {
-		[ENG_WR_RDMA_WRITE] = ENG_WC_RDMA_WRITE,
-		[ENG_WR_RDMA_WRITE_WITH_IMM] = ENG_WC_RDMA_WRITE,
-		[ENG_WR_SEND] = ENG_WC_SEND, [ENG_WR_SEND_WITH_IMM] = ENG_WC_SEND,
-		[ENG_WR_RDMA_READ] = ENG_WC_RDMA_READ,
-	};
 	struct eng_wc wc;
 
 	while (qp->sq.count) {
@@ -171,7 +165,7 @@ static void flush_sq(struct eng_qp *qp)
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr.wr_id;
 		wc.status = ENG_WC_WR_FLUSH_ERR;
-		wc.opcode = send_op[w->wr.opcode];
+		wc.opcode = eng_send_wc_opcode(w->wr.opcode);
 		wc.qp_num = qp->qpn;
 		if (eng_cq_post(qp->init.send_cq, &wc, false))
 			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);

@@ -12,16 +12,6 @@
 #include "engine_int.h"
 #include "psn.h"
 
-#define GATHER_MAX 80	/* pieces of one packet's payload: SGEs x pages */
-
-static uint32_t npkts(const struct eng_swqe *w, uint32_t mtu)
-{
-	if (w->wr.opcode == ENG_WR_RDMA_READ || !w->length)
-		return w->wr.opcode == ENG_WR_RDMA_READ && w->length ?
-		       (uint32_t)((w->length + mtu - 1) / mtu) : 1;
-	return (uint32_t)((w->length + mtu - 1) / mtu);
-}
-
 static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, bool first, bool last)
 {
 	uint8_t base = qp->init.qp_type == ENG_QPT_UC ? ROCE_UC_SEND_FIRST : ROCE_RC_SEND_FIRST;
@@ -68,29 +58,21 @@ static int gather(struct eng_qp *qp, struct eng_swqe *w, uint64_t off, uint32_t 
 	for (i = 0; i < w->wr.num_sge && len; i++) {
 		const struct eng_sge *s = &w->sge[i];
 		struct eng_mr *mr;
-		uint64_t addr, take, contig;
+		uint32_t take;
+		int got;
 
 		if (off >= s->length) {
 			off -= s->length;
 			continue;
 		}
-		take = s->length - off < len ? s->length - off : len;
-		addr = s->addr + off;
-		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, addr, take, 0, &mr))
+		take = s->length - off < len ? (uint32_t)(s->length - off) : len;
+		if (eng_mr_check(qp->dev, qp->pd, s->lkey, false, s->addr + off, take, 0, &mr))
 			return -EFAULT;
-		while (take) {
-			uint8_t *p = mr->map(mr->mem, addr - mr->iova, take, &contig);
-
-			if (!p || !contig || n == GATHER_MAX)
-				return -EFAULT;
-			if (contig > take)
-				contig = take;
-			frags[n].data = p;
-			frags[n++].len = (uint32_t)contig;
-			addr += contig;
-			take -= contig;
-			len -= (uint32_t)contig;
-		}
+		got = eng_mr_frags(mr, s->addr + off, take, frags + n, ENG_GATHER_MAX - n);
+		if (got < 0)
+			return -EFAULT;
+		n += (unsigned int)got;
+		len -= take;
 		off = 0;
 	}
 	return len ? -EFAULT : (int)n;
@@ -98,19 +80,13 @@ static int gather(struct eng_qp *qp, struct eng_swqe *w, uint64_t off, uint32_t 
 
 void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status)
 {
-	static const enum eng_wc_opcode wc_op[] = {
-		[ENG_WR_RDMA_WRITE] = ENG_WC_RDMA_WRITE,
-		[ENG_WR_RDMA_WRITE_WITH_IMM] = ENG_WC_RDMA_WRITE,
-		[ENG_WR_SEND] = ENG_WC_SEND, [ENG_WR_SEND_WITH_IMM] = ENG_WC_SEND,
-		[ENG_WR_RDMA_READ] = ENG_WC_RDMA_READ,
-	};
 	struct eng_swqe *w = &qp->swqe[qp->sq.head];
 
 	if (status != ENG_WC_SUCCESS || qp->init.sq_sig_all ||
 	    (w->wr.send_flags & ENG_SEND_SIGNALED)) {
 		struct eng_wc wc = {
-			.wr_id = w->wr.wr_id, .status = status, .opcode = wc_op[w->wr.opcode],
-			.qp_num = qp->qpn,
+			.wr_id = w->wr.wr_id, .status = status, .qp_num = qp->qpn,
+			.opcode = eng_send_wc_opcode(w->wr.opcode),
 			.byte_len = w->wr.opcode == ENG_WR_RDMA_READ ? (uint32_t)w->length : 0,
 		};
 
@@ -179,7 +155,7 @@ static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
 
 int eng_req_step(struct eng_qp *qp)
 {
-	struct roce_frag payload[GATHER_MAX];
+	struct roce_frag payload[ENG_GATHER_MAX];
 	struct roce_hdrs h = { .pkey = ENG_PKEY_DEFAULT };
 	uint32_t mtu = eng_qp_mtu(qp), plen = 0;
 	bool rc = qp->init.qp_type == ENG_QPT_RC, first, last;
@@ -208,7 +184,7 @@ int eng_req_step(struct eng_qp *qp)
 			return 0;
 		w->rd_next = qp->req.psn;
 		w->first_psn = qp->req.psn;
-		w->last_psn = psn_add(qp->req.psn, npkts(w, mtu) - 1);
+		w->last_psn = psn_add(qp->req.psn, eng_npkts(w->length, mtu) - 1);
 		w->started = true;
 	}
 

@@ -92,11 +92,6 @@ static void resp_error(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c)
 	eng_qp_error(qp);
 }
 
-static uint32_t read_npkts(uint32_t len, uint32_t mtu)
-{
-	return len ? (len + mtu - 1) / mtu : 1;
-}
-
 /* Check a READ's rkey and range; NULL mr for a zero-length READ. */
 static int read_check(struct eng_qp *qp, const struct roce_hdrs *h, struct eng_mr **mr)
 {
@@ -114,7 +109,7 @@ static int read_check(struct eng_qp *qp, const struct roce_hdrs *h, struct eng_m
  * sent from eng_poll as transmit buffers allow. */
 static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
-	uint32_t mtu = eng_qp_mtu(qp), n = read_npkts(pkt->h.reth.len, mtu);
+	uint32_t mtu = eng_qp_mtu(qp), n = eng_npkts(pkt->h.reth.len, mtu);
 	struct eng_rd_res *r;
 	struct eng_mr *mr;
 
@@ -153,7 +148,7 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 		}
 		eng_count(qp, ENG_CNT_DUPLICATE_READ);
 		r->first_psn = pkt->h.psn;
-		r->npkts = read_npkts(pkt->h.reth.len, mtu);
+		r->npkts = eng_npkts(pkt->h.reth.len, mtu);
 		r->next = 0;
 		r->va = pkt->h.reth.va;
 		r->len = pkt->h.reth.len;
@@ -165,7 +160,7 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 
 static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 {
-	struct roce_frag payload[80];
+	struct roce_frag payload[ENG_GATHER_MAX];
 	uint32_t mtu = eng_qp_mtu(qp), off = r->next * mtu;
 	uint32_t plen = r->len - off < mtu ? r->len - off : mtu;
 	struct roce_hdrs h = {
@@ -184,7 +179,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 	else
 		h.opcode = ROCE_RC_READ_RESPONSE_MIDDLE;
 	if (plen) {
-		n = eng_mr_frags(r->mr, r->va + off, plen, payload, 80);
+		n = eng_mr_frags(r->mr, r->va + off, plen, payload, ENG_GATHER_MAX);
 		if (n < 0) {	/* the memory went away under the READ */
 			r->valid = false;
 			resp_error(qp, AETH_NAK_OPERATION, ENG_CNT_NAK_SENT_OPERATION);
