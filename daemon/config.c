@@ -42,6 +42,11 @@ enum vm_key {
 	VM_KEY_SOCKET,
 	VM_KEY_GID,
 	VM_KEY_MAC,
+	VM_KEY_MAX_CQ,
+	VM_KEY_MAX_QP,
+	VM_KEY_SOCKET_OWNER,
+	VM_KEY_SOCKET_GROUP,
+	VM_KEY_SOCKET_MODE,
 	VM_KEY_COUNT,
 };
 
@@ -74,7 +79,7 @@ struct parser {
 	enum section sec;
 	unsigned int vm;		/* index into cfg->vms when SEC_VM */
 
-	unsigned int daemon_line[3];	/* where each key was set, 0 = not */
+	unsigned int daemon_line[4];	/* where each key was set, 0 = not */
 	unsigned int port_line[5];
 	struct vm_state *vm_state;	/* parallel to cfg->vms */
 	unsigned int vms_cap;
@@ -238,10 +243,18 @@ static int set_log_level(struct parser *p, const char *v)
 	return 0;
 }
 
+static int set_idle_spin(struct parser *p, const char *v)
+{
+	if (parse_uint(v, 0, 1000000, &p->cfg->idle_spin_us))
+		return perr(p, p->line, "idle_spin_us must be an integer from 0 to 1000000");
+	return 0;
+}
+
 static const struct key_desc daemon_keys[] = {
 	{ "workers", set_workers },
 	{ "control_socket", set_control_socket },
 	{ "log_level", set_log_level },
+	{ "idle_spin_us", set_idle_spin },
 };
 
 /* ---- [port] ---- */
@@ -402,11 +415,79 @@ static int set_vm_mac(struct parser *p, const char *v)
 	return 0;
 }
 
+static int set_vm_queues(struct parser *p, const char *key, unsigned int *dst, const char *v)
+{
+	if (parse_uint(v, 1, VRDMA_CONF_MAX_QUEUES, dst))
+		return perr(p, p->line, "%s must be an integer from 1 to %d", key,
+			    VRDMA_CONF_MAX_QUEUES);
+	return 0;
+}
+
+static int set_vm_max_cq(struct parser *p, const char *v)
+{
+	return set_vm_queues(p, "max_cq", &cur_vm(p)->max_cq, v);
+}
+
+static int set_vm_max_qp(struct parser *p, const char *v)
+{
+	return set_vm_queues(p, "max_qp", &cur_vm(p)->max_qp, v);
+}
+
+/* A user or group: a name as useradd accepts it, or a number. Whether it
+ * exists is checked when the socket is made (the daemon may start first). */
+static int set_vm_account(struct parser *p, const char *key, char *dst, size_t size,
+			  const char *v)
+{
+	const char *s;
+
+	if (strlen(v) >= size)
+		return perr(p, p->line, "%s is too long (at most %zu bytes)", key, size - 1);
+	for (s = v; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return perr(p, p->line, "%s '%s' is not a user or group name", key, v);
+	if (*v == '-')
+		return perr(p, p->line, "%s '%s' is not a user or group name", key, v);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int set_vm_owner(struct parser *p, const char *v)
+{
+	return set_vm_account(p, "socket_owner", cur_vm(p)->socket_owner,
+			      sizeof(cur_vm(p)->socket_owner), v);
+}
+
+static int set_vm_group(struct parser *p, const char *v)
+{
+	return set_vm_account(p, "socket_group", cur_vm(p)->socket_group,
+			      sizeof(cur_vm(p)->socket_group), v);
+}
+
+static int set_vm_mode(struct parser *p, const char *v)
+{
+	char *end;
+	unsigned long m;
+
+	errno = 0;
+	m = strtoul(v, &end, 8);
+	if (errno || *end || end == v || m > 0777 || !isdigit((unsigned char)*v))
+		return perr(p, p->line, "socket_mode must be an octal mode like 0660");
+	if ((m & 0600) != 0600)
+		return perr(p, p->line, "socket_mode %s must let the owner read and write", v);
+	cur_vm(p)->socket_mode = (unsigned int)m;
+	return 0;
+}
+
 /* Indexed by enum vm_key. */
 static const struct key_desc vm_keys[] = {
 	{ "socket", set_vm_socket },
 	{ "gid", set_vm_gid },
 	{ "mac", set_vm_mac },
+	{ "max_cq", set_vm_max_cq },
+	{ "max_qp", set_vm_max_qp },
+	{ "socket_owner", set_vm_owner },
+	{ "socket_group", set_vm_group },
+	{ "socket_mode", set_vm_mode },
 };
 
 /* ---- sections (seen by the reader) ---- */
@@ -453,6 +534,9 @@ static int add_vm(struct parser *p, const char *name)
 	snprintf(vm->socket, sizeof(vm->socket), "/run/vrdmad/%s.sock",
 		 vm->name);
 	vm->line = p->line;
+	vm->max_cq = VRDMA_CONF_DEFAULT_QUEUES;
+	vm->max_qp = VRDMA_CONF_DEFAULT_QUEUES;
+	vm->socket_mode = 0600;
 	p->vm = cfg->n_vms++;
 	p->sec = SEC_VM;
 	return 0;
@@ -677,6 +761,7 @@ static void config_defaults(struct vrdma_config *cfg, const char *name)
 	snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%s",
 		 VRDMA_CONF_DEFAULT_CONTROL);
 	cfg->log_level = VRDMA_LOG_INFO;
+	cfg->idle_spin_us = VRDMA_CONF_DEFAULT_IDLE_SPIN_US;
 	cfg->xdp_mode = VRDMA_XDP_AUTO;
 	cfg->zerocopy = VRDMA_ZC_AUTO;
 	cfg->queues = 0;

@@ -17,6 +17,9 @@
 #define VRDMA_CONF_NAME_MAX 63		/* VM name: [A-Za-z0-9_.-], first alnum */
 #define VRDMA_CONF_PATH_MAX 107		/* sun_path minus NUL */
 #define VRDMA_CONF_ERR_MAX 512
+#define VRDMA_CONF_DEFAULT_QUEUES 64	/* max_cq and max_qp of a VM */
+#define VRDMA_CONF_MAX_QUEUES 16384	/* the RFC's bound */
+#define VRDMA_CONF_DEFAULT_IDLE_SPIN_US 50
 
 enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes */
 	VRDMA_LOG_ERROR = 3,
@@ -40,6 +43,9 @@ struct vrdma_vm_config {
 	unsigned int n_gids;
 	uint8_t mac[6];
 	bool has_mac;				/* false: use the port's MAC */
+	unsigned int max_cq, max_qp;		/* virtio-rdma queues: 1..16384, default 64 */
+	char socket_owner[33], socket_group[33];	/* user/group name or number; "" = ours */
+	unsigned int socket_mode;		/* default 0600 */
 	unsigned int line;			/* of its [vm NAME] header */
 };
 
@@ -49,6 +55,7 @@ struct vrdma_config {
 	unsigned int workers;			/* 1..VRDMA_CONF_MAX_WORKERS, default 1 */
 	char control_socket[VRDMA_CONF_PATH_MAX + 1];
 	enum vrdma_log_level log_level;		/* default info */
+	unsigned int idle_spin_us;		/* busy-poll this long before sleeping; default 50 */
 	/* [port] */
 	char interface[IF_NAMESIZE];		/* required */
 	enum vrdma_xdp_mode xdp_mode;		/* default auto */

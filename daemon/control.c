@@ -131,10 +131,40 @@ static json_object *status_json(struct vrdmad *d)
 	return o;
 }
 
+/* Written by the owning worker, read here without stopping it. */
+static json_object *device_json(struct vdev *v)
+{
+	json_object *e = json_object_new_object(), *t = json_object_new_object();
+	const struct vdev_stats *s = &v->stats;
+	const struct eng_counters *c;
+	unsigned int k;
+
+	json_object_object_add(e, "connected", json_object_new_boolean(
+		__atomic_load_n(&v->vu.fd, __ATOMIC_RELAXED) >= 0));
+	json_object_object_add(e, "broken", json_u64(stat_read(&s->broken)));
+	json_object_object_add(e, "bad_messages", json_u64(stat_read(&v->vu.bad_messages)));
+	json_object_object_add(e, "ctrl_cmds", json_u64(stat_read(&s->ctrl_cmds)));
+	json_object_object_add(e, "ctrl_errors", json_u64(stat_read(&s->ctrl_errors)));
+	json_object_object_add(e, "send_wqes", json_u64(stat_read(&s->send_wqes)));
+	json_object_object_add(e, "recv_wqes", json_u64(stat_read(&s->recv_wqes)));
+	json_object_object_add(e, "refused_wqes", json_u64(stat_read(&s->refused_wqes)));
+	json_object_object_add(e, "cqes", json_u64(stat_read(&s->cqes)));
+	json_object_object_add(e, "events", json_u64(stat_read(&s->events)));
+	/* v->eng is replaced only on this thread (a reset), so it is stable here. */
+	if (v->eng) {
+		c = eng_dev_counters(v->eng);
+		for (k = 0; k < ENG_CNT_MAX; k++)
+			json_object_object_add(t, eng_counter_name(k), json_u64(stat_read(&c->c[k])));
+	}
+	json_object_object_add(e, "transport", t);
+	return e;
+}
+
 static json_object *stats_json(struct vrdmad *d)
 {
 	json_object *o = json_object_new_object(), *x, *port, *drops, *arr, *e;
 	uint64_t xs[VRDMA_XDP_STAT_MAX], sum[PORT_DROP_MAX] = {}, fr = 0, by = 0, bu = 0;
+	uint64_t tf = 0, tb = 0, lo = 0, ho = 0;
 	struct xsk_kernel_stats ks;
 	unsigned int i, k;
 
@@ -156,6 +186,10 @@ static json_object *stats_json(struct vrdmad *d)
 		fr += stat_read(&s->rx_frames);
 		by += stat_read(&s->rx_bytes);
 		bu += stat_read(&s->rx_buffers);
+		tf += stat_read(&s->tx_frames);
+		tb += stat_read(&s->tx_bytes);
+		lo += stat_read(&s->loopback_frames);
+		ho += stat_read(&s->handed_over);
 		for (k = 0; k < PORT_DROP_MAX; k++)
 			sum[k] += stat_read(&s->drops[k]);
 	}
@@ -163,6 +197,10 @@ static json_object *stats_json(struct vrdmad *d)
 	json_object_object_add(port, "rx_frames", json_u64(fr));
 	json_object_object_add(port, "rx_bytes", json_u64(by));
 	json_object_object_add(port, "rx_buffers", json_u64(bu));
+	json_object_object_add(port, "tx_frames", json_u64(tf));
+	json_object_object_add(port, "tx_bytes", json_u64(tb));
+	json_object_object_add(port, "loopback_frames", json_u64(lo));
+	json_object_object_add(port, "handed_over", json_u64(ho));
 	drops = json_object_new_object();
 	for (k = 0; k < PORT_DROP_MAX; k++)
 		json_object_object_add(drops, port_drop_name(k), json_u64(sum[k]));
@@ -192,6 +230,8 @@ static json_object *stats_json(struct vrdmad *d)
 		json_object_object_add(e, "name", json_object_new_string(d->vms.vms[i].cfg.name));
 		json_object_object_add(e, "rx_frames", json_u64(vf));
 		json_object_object_add(e, "rx_bytes", json_u64(vb));
+		if (d->vdevs)
+			json_object_object_add(e, "device", device_json(&d->vdevs[i]));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "vms", arr);

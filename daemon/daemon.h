@@ -9,11 +9,13 @@
 #include "config.h"
 #include "vm.h"
 #include "worker.h"
+#include "vdev.h"
 #include "xdp_port.h"
 
 #define VRDMAD_VERSION "0.1.0"
 
 struct control_server;
+struct vm_conn;
 
 struct vrdmad {
 	struct vrdma_config cfg;
@@ -22,6 +24,11 @@ struct vrdmad {
 	struct worker *workers;
 	unsigned int n_workers;
 	struct control_server *control;
+	struct vdev *vdevs;		/* [vm id] */
+	struct vdev **vdev_ptrs;	/* [vm id], what the workers index */
+	struct vm_conn *conns;		/* [vm id]: listening socket and connection */
+	int broken_fd;			/* eventfd: a worker marked a device broken */
+	sd_event_source *broken_src;
 	sd_event *event;
 	uint64_t start_ns;
 	uint64_t watchdog_usec;		/* 0: systemd does not watch us */

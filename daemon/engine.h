@@ -263,6 +263,10 @@ void eng_dev_free(struct eng_dev *dev);
 /* The port's MTU: the size of UD messages and the ceiling of path_mtu. */
 void eng_dev_set_port_mtu(struct eng_dev *dev, enum eng_mtu mtu);
 const struct eng_counters *eng_dev_counters(const struct eng_dev *dev);
+/* Fewer objects than the ENG_MAX_* (call before creating any): handles stay
+ * below these limits, so the device model can index queues by them. */
+void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, uint32_t max_cq,
+			uint32_t max_qp);
 
 /* A frame the codec accepted, for this device's QPs. */
 void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt);
@@ -278,6 +282,8 @@ uint32_t eng_pd_handle(const struct eng_pd *pd);
  * by offset from iova. Keys carry random bits. */
 int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
 	       eng_mem_map_fn map, void *mem, struct eng_mr **mr);
+/* Point an MR at a new range, keeping its keys (MAP_MR_SG). */
+int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length);
 int eng_mr_dereg(struct eng_mr *mr);
 uint32_t eng_mr_lkey(const struct eng_mr *mr);
 uint32_t eng_mr_rkey(const struct eng_mr *mr);
@@ -328,6 +334,10 @@ int eng_qp_query(const struct eng_qp *qp, struct eng_qp_attr *attr, struct eng_q
  * at once with ENG_WC_WR_FLUSH_ERR. */
 int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr);
 int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr);
+/* A request the device could not even queue (malformed, or a state that
+ * takes none): the QP goes to ERR, flushing earlier work, and the request
+ * completes with `status` after it. */
+int eng_qp_refuse_wr(struct eng_qp *qp, bool recv, uint64_t wr_id, enum eng_wc_status status);
 uint32_t eng_qp_num(const struct eng_qp *qp);
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp);
 const struct eng_counters *eng_qp_counters(const struct eng_qp *qp);

@@ -14,6 +14,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "vm_server.h"
 
 static void usage(FILE *f)
 {
@@ -81,6 +82,50 @@ static int serve_gids(struct vrdmad *d)
 	return 0;
 }
 
+/* One device per VM, owned by its worker. */
+static int devices_create(struct vrdmad *d)
+{
+	struct vdev_port port = { .mtu = d->port.mtu };
+	unsigned int i, n = d->vms.n_vms;
+	int err;
+
+	memcpy(port.mac, d->port.mac, sizeof(port.mac));
+	d->vdevs = calloc(n ? n : 1, sizeof(*d->vdevs));
+	d->vdev_ptrs = calloc(n ? n : 1, sizeof(*d->vdev_ptrs));
+	if (!d->vdevs || !d->vdev_ptrs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct worker *w = worker_of_vm(d->workers, d->n_workers, i);
+		struct vdev_host host;
+		struct vdev_sync sync;
+
+		worker_vdev_hooks(w, &host, &sync);
+		err = vdev_init(&d->vdevs[i], &d->vms.vms[i].cfg, i, &port, &host, &sync);
+		if (err) {
+			log_err("vm %s: cannot create its device: %s", d->vms.vms[i].cfg.name,
+				strerror(-err));
+			return err;
+		}
+		d->vdev_ptrs[i] = &d->vdevs[i];
+	}
+	for (i = 0; i < d->n_workers; i++)
+		d->workers[i].vdevs = d->vdev_ptrs;
+	return 0;
+}
+
+static void devices_free(struct vrdmad *d)
+{
+	unsigned int i;
+
+	for (i = 0; d->vdev_ptrs && i < d->vms.n_vms; i++)
+		if (d->vdev_ptrs[i])
+			vdev_free(d->vdev_ptrs[i]);
+	free(d->vdevs);
+	free(d->vdev_ptrs);
+	d->vdevs = NULL;
+	d->vdev_ptrs = NULL;
+}
+
 static int run(struct vrdmad *d)
 {
 	sigset_t mask;
@@ -114,10 +159,23 @@ static int run(struct vrdmad *d)
 	err = serve_gids(d);
 	if (err)
 		goto close_port;
-	d->n_workers = d->cfg.workers;
-	err = workers_start(&d->workers, d->n_workers, &d->port, &d->vms);
+	err = vm_server_watch_broken(d);
 	if (err)
 		goto close_port;
+	d->n_workers = d->cfg.workers;
+	err = workers_create(&d->workers, d->n_workers, &d->port, &d->vms, d->cfg.idle_spin_us,
+			     d->broken_fd);
+	if (err)
+		goto unwatch_broken;
+	err = devices_create(d);
+	if (err)
+		goto free_devices;
+	err = workers_run(d->workers, d->n_workers);
+	if (err)
+		goto free_devices;
+	err = vm_server_open(d);
+	if (err)
+		goto stop_workers;
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
 		sd_event_source *wd;
 
@@ -140,10 +198,16 @@ static int run(struct vrdmad *d)
 	err = sd_event_loop(d->event);
 	sd_notify(0, "STOPPING=1");
 
+	vm_server_close(d);
 stop_workers:
 	workers_stop(d->workers, d->n_workers);
+free_devices:
+	devices_free(d);
+	workers_free(d->workers, d->n_workers);
 	d->workers = NULL;
 	d->n_workers = 0;
+unwatch_broken:
+	vm_server_unwatch_broken(d);
 close_port:
 	xdp_port_close(&d->port);
 close_control:
@@ -170,7 +234,7 @@ int main(int argc, char **argv)
 	const char *path = VRDMA_CONF_DEFAULT_PATH;
 	bool check = false, caps = false, verbose = false;
 	char errbuf[VRDMA_CONF_ERR_MAX];
-	struct vrdmad d = {};
+	struct vrdmad d = { .broken_fd = -1 };
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "c:vVh", opts, NULL)) != -1) {

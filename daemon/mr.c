@@ -167,6 +167,24 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	return 0;
 }
 
+int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length)
+{
+	if (length && length - 1 > UINT64_MAX - iova)
+		return -EINVAL;
+	mr->iova = iova;
+	mr->length = length;
+	return 0;
+}
+
+void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, uint32_t max_cq,
+			uint32_t max_qp)
+{
+	dev->pds.max = max_pd < ENG_MAX_PD ? max_pd : ENG_MAX_PD;
+	dev->mrs.max = max_mr < ENG_MAX_MR ? max_mr : ENG_MAX_MR;
+	dev->cqs.max = max_cq < ENG_MAX_QP ? max_cq : ENG_MAX_QP;
+	dev->qps.max = max_qp < ENG_MAX_QP ? max_qp : ENG_MAX_QP;
+}
+
 int eng_mr_dereg(struct eng_mr *mr)
 {
 	eng_table_del(&mr->pd->dev->mrs, mr->key >> 8);

@@ -387,6 +387,25 @@ int eng_qp_destroy(struct eng_qp *qp)
 	return 0;
 }
 
+int eng_qp_refuse_wr(struct eng_qp *qp, bool recv, uint64_t wr_id, enum eng_wc_status status)
+{
+	struct eng_qp_attr a = { .qp_state = ENG_QPS_ERR };
+	struct eng_wc wc;
+	int err = 0;
+
+	/* Earlier work first: it is flushed by the move to ERR (IBA 10.3.1). */
+	if (qp->attr.qp_state != ENG_QPS_ERR)
+		err = eng_qp_modify(qp, &a, ENG_QP_STATE);
+	memset(&wc, 0, sizeof(wc));
+	wc.wr_id = wr_id;
+	wc.status = status;
+	wc.opcode = recv ? ENG_WC_RECV : ENG_WC_SEND;
+	wc.qp_num = qp->qpn;
+	if (eng_cq_post(recv ? qp->init.recv_cq : qp->init.send_cq, &wc, false))
+		eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
+	return err;
+}
+
 static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 {
 	switch (op) {

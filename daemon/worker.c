@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -14,12 +14,24 @@
 #include "worker.h"
 
 #define RX_BATCH 64
+#define RING_BYTES (4u << 20)		/* per pair of workers */
+#define EV_STOP 1ull
+#define EV_WAKE 2ull
+#define EV_XSK 3ull
+#define EV_KICK 4ull			/* | fd << 8 */
+
+static const char *const port_drop_names[] = {
+	[PORT_DROP_UNKNOWN_GID - ROCE_DROP_MAX] = "unknown_gid",
+	[PORT_DROP_HANDOVER_FULL - ROCE_DROP_MAX] = "handover_full",
+	[PORT_DROP_TX_FULL - ROCE_DROP_MAX] = "tx_full",
+	[PORT_DROP_TX_TOO_BIG - ROCE_DROP_MAX] = "tx_too_big",
+};
 
 const char *port_drop_name(enum port_drop d)
 {
 	if (d < (enum port_drop)ROCE_DROP_MAX)
 		return roce_drop_name((enum roce_drop)d);
-	return d == PORT_DROP_UNKNOWN_GID ? "unknown_gid" : "?";
+	return d < PORT_DROP_MAX ? port_drop_names[d - ROCE_DROP_MAX] : "?";
 }
 
 uint64_t mono_ns(void)
@@ -36,8 +48,61 @@ static inline void stat_add(uint64_t *p, uint64_t v)
 	__atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
 }
 
-/* Until the transport exists, a valid frame is counted for its VM and
- * released; an invalid one is counted under its drop reason. */
+/* ---- handing frames over ---- */
+
+static void wake(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (atomic_load(&w->sleeping) && write(w->wake_fd, &one, sizeof(one)) < 0)
+		log_ratelimited(VRDMA_LOG_ERROR, "worker %u: cannot wake: %s", w->id,
+				strerror(errno));
+}
+
+/* Copy a frame (in pieces) into dst's ring from src. */
+static void hand_over(struct worker *src, struct worker *dst, enum frame_kind kind, uint32_t vm,
+		      const struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	struct frame_ring *r = &dst->in[src->id];
+	struct frame_rec *rec;
+	uint64_t next, off = 0;
+	unsigned int i;
+
+	rec = frame_ring_reserve(r, len, &next);
+	if (!rec) {
+		stat_add(&src->stats.drops[PORT_DROP_HANDOVER_FULL], 1);
+		return;
+	}
+	rec->len = len;
+	rec->kind = (uint16_t)kind;
+	rec->vm = (uint16_t)vm;
+	for (i = 0; i < n && off < len; i++) {
+		uint32_t c = frags[i].len < len - off ? frags[i].len : (uint32_t)(len - off);
+
+		memcpy(rec->data + off, frags[i].data, c);
+		off += c;
+	}
+	frame_ring_commit(r, next);
+	if (dst != src) {
+		stat_add(&src->stats.handed_over, 1);
+		/* Publish the record before reading dst->sleeping (no lost wakeup). */
+		atomic_thread_fence(memory_order_seq_cst);
+		wake(dst);
+	}
+}
+
+/* A parsed frame for VM vm: run it here if this worker owns the device. */
+static void deliver(struct worker *w, uint32_t vm, const struct roce_pkt *pkt,
+		    const struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	struct worker *owner = worker_of_vm(w->all, w->n_workers, vm);
+
+	if (owner == w)
+		vdev_rx(w->vdevs[vm], pkt);
+	else
+		hand_over(w, owner, FRAME_RX, vm, frags, n, len);
+}
+
 static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
 		     uint32_t total_len)
 {
@@ -60,6 +125,8 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 	}
 	stat_add(&w->stats.vm_rx_frames[vm->id], 1);
 	stat_add(&w->stats.vm_rx_bytes[vm->id], total_len);
+	if (w->vdevs && w->vdevs[vm->id])
+		deliver(w, vm->id, &pkt, frags, nfrags, total_len);
 }
 
 static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
@@ -110,43 +177,363 @@ static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
 	return done;
 }
 
+/* ---- transmit ---- */
+
+static void tx_reclaim(struct worker *w)
+{
+	struct xsk_queue *q = w->txq;
+	uint32_t idx, i, n;
+
+	n = xsk_ring_cons__peek(&q->comp, XSK_TX_FRAMES, &idx);
+	for (i = 0; i < n; i++)
+		w->tx_free[w->n_tx_free++] = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
+	if (n)
+		xsk_ring_cons__release(&q->comp, n);
+}
+
+static void tx_flush(struct worker *w)
+{
+	if (!w->tx_kick)
+		return;
+	w->tx_kick = false;
+	if (xsk_ring_prod__needs_wakeup(&w->txq->tx))
+		sendto(xsk_socket__fd(w->txq->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+}
+
+/* Put one frame on the NIC through this worker's queue. */
+static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
+{
+	struct xsk_queue *q = w->txq;
+	unsigned int need = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE, i;
+	uint32_t idx;
+
+	if (need > 1 && !w->port->multi_buffer) {
+		stat_add(&w->stats.drops[PORT_DROP_TX_TOO_BIG], 1);
+		return;
+	}
+	if (w->n_tx_free < need)
+		tx_reclaim(w);
+	if (w->n_tx_free < need) {
+		tx_flush(w);
+		tx_reclaim(w);
+	}
+	if (w->n_tx_free < need || xsk_ring_prod__reserve(&q->tx, need, &idx) != need) {
+		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
+		return;
+	}
+	for (i = 0; i < need; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
+		uint32_t c = len - i * XSK_FRAME_SIZE;
+
+		if (c > XSK_FRAME_SIZE)
+			c = XSK_FRAME_SIZE;
+		d->addr = w->tx_free[--w->n_tx_free];
+		d->len = c;
+		d->options = i + 1 < need ? XDP_PKT_CONTD : 0;
+		memcpy(xsk_umem__get_data(q->area, d->addr), frame + i * XSK_FRAME_SIZE, c);
+	}
+	xsk_ring_prod__submit(&q->tx, need);
+	w->tx_kick = true;
+	stat_add(&w->stats.tx_frames, 1);
+	stat_add(&w->stats.tx_bytes, len);
+	if (xsk_prod_nb_free(&q->tx, 64) < 64)
+		tx_flush(w);
+}
+
+/* The destination GID of a frame we built (untagged Ethernet). */
+static bool frame_dgid(const uint8_t *f, uint32_t len, struct vrdma_gid *gid)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (len >= 14 + 20 && f[12] == 0x08 && f[13] == 0x00) {
+		memcpy(gid->raw, v4mapped, 12);
+		memcpy(gid->raw + 12, f + 14 + 16, 4);
+		return true;
+	}
+	if (len >= 14 + 40 && f[12] == 0x86 && f[13] == 0xdd) {
+		memcpy(gid->raw, f + 14 + 24, 16);
+		return true;
+	}
+	return false;
+}
+
+static uint64_t host_now(void *ctx)
+{
+	(void)ctx;
+	return mono_ns();
+}
+
+static unsigned int host_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags,
+				  unsigned int max)
+{
+	struct worker *w = ctx;
+
+	if (!max || len > sizeof(w->tx_buf))
+		return 0;
+	frags[0].data = w->tx_buf;
+	frags[0].len = sizeof(w->tx_buf);
+	return 1;
+}
+
+/* A frame to another VM of this daemon goes straight to its device (as rxe
+ * loops back); any other onto the NIC. */
+static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	struct worker *w = ctx;
+	struct roce_frag f = { .data = w->tx_buf, .len = len };
+	struct vrdma_gid gid;
+	const struct vm *vm;
+
+	(void)frags;
+	(void)n;
+	if (frame_dgid(w->tx_buf, len, &gid) && (vm = vm_table_find_gid(w->vms, &gid)) &&
+	    w->vdevs[vm->id]) {
+		stat_add(&w->stats.loopback_frames, 1);
+		/* Through the ring even to itself: no engine is re-entered. */
+		hand_over(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX, vm->id, &f,
+			  1, len);
+		return;
+	}
+	if (w->txq)
+		xsk_send(w, w->tx_buf, len);
+	else
+		hand_over(w, &w->all[0], FRAME_TX, 0, &f, 1, len);
+}
+
+static unsigned int drain_rings(struct worker *w)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < w->n_workers; i++) {
+		struct frame_ring *r = &w->in[i];
+		struct frame_rec *rec;
+
+		while (n < 4 * RX_BATCH && (rec = frame_ring_peek(r))) {
+			struct roce_frag f = { .data = rec->data, .len = rec->len };
+			struct roce_pkt pkt;
+			enum roce_drop why;
+
+			if (rec->kind == FRAME_TX) {
+				if (w->txq)
+					xsk_send(w, rec->data, rec->len);
+			} else if (rec->vm < w->vms->n_vms && w->vdevs[rec->vm]) {
+				if (roce_parse(&pkt, &f, 1, &why))
+					stat_add(&w->stats.drops[why], 1);
+				else
+					vdev_rx(w->vdevs[rec->vm], &pkt);
+			}
+			frame_ring_release(r, rec);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ---- quiescing ---- */
+
+void worker_quiesce(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (w->quiesce_depth++ || !w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	atomic_store(&w->pause_req, 1);
+	if (write(w->wake_fd, &one, sizeof(one)) < 0)
+		log_err("worker %u: cannot wake: %s", w->id, strerror(errno));
+	while (!w->paused)
+		pthread_cond_wait(&w->cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_resume(struct worker *w)
+{
+	if (!w->quiesce_depth || --w->quiesce_depth || !w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	atomic_store(&w->pause_req, 0);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void park(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->paused = true;
+	pthread_cond_broadcast(&w->cond);
+	while (atomic_load(&w->pause_req))
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->paused = false;
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void sync_quiesce(void *ctx)
+{
+	worker_quiesce(ctx);
+}
+
+static void sync_resume(void *ctx)
+{
+	worker_resume(ctx);
+}
+
+/* Called with the worker quiesced (or not started). */
+static void sync_kick_changed(void *ctx, int old_fd, int new_fd)
+{
+	struct worker *w = ctx;
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (old_fd >= 0)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, old_fd, NULL);
+	if (new_fd >= 0) {
+		ev.data.u64 = EV_KICK | (uint64_t)new_fd << 8;
+		if (epoll_ctl(w->epfd, EPOLL_CTL_ADD, new_fd, &ev))
+			log_ratelimited(VRDMA_LOG_ERROR, "worker %u: cannot watch a kick fd: %s",
+					w->id, strerror(errno));
+	}
+}
+
+static void sync_broken(void *ctx)
+{
+	struct worker *w = ctx;
+	uint64_t one = 1;
+
+	if (w->broken_fd >= 0 && write(w->broken_fd, &one, sizeof(one)) < 0)
+		log_ratelimited(VRDMA_LOG_ERROR, "worker %u: cannot report a broken device: %s",
+				w->id, strerror(errno));
+}
+
+void worker_vdev_hooks(struct worker *w, struct vdev_host *host, struct vdev_sync *sync)
+{
+	*host = (struct vdev_host){ host_now, host_tx_alloc, host_tx_send, w };
+	*sync = (struct vdev_sync){ sync_quiesce, sync_resume, sync_kick_changed, sync_broken, w };
+}
+
+/* ---- the loop ---- */
+
+static bool rings_empty(struct worker *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->n_workers; i++)
+		if (!frame_ring_empty(&w->in[i]))
+			return false;
+	return true;
+}
+
+static void sleep_until(struct worker *w, uint64_t next_timer)
+{
+	struct epoll_event ev[32];
+	struct timespec ts;
+	uint64_t now = mono_ns(), wait = WORKER_POLL_MS * 1000000ull;
+	bool work = false;
+	unsigned int i;
+	int n;
+
+	if (next_timer && next_timer > now && next_timer - now < wait)
+		wait = next_timer - now;
+	else if (next_timer && next_timer <= now)
+		return;
+	atomic_store(&w->sleeping, 1);
+	for (i = 0; i < w->n_own; i++)
+		work |= vdev_want_kicks(w->own[i], true);
+	if (!work && rings_empty(w)) {
+		ts.tv_sec = (time_t)(wait / 1000000000ull);
+		ts.tv_nsec = (long)(wait % 1000000000ull);
+		n = epoll_pwait2(w->epfd, ev, 32, &ts, NULL);
+		if (n < 0 && errno != EINTR)
+			log_ratelimited(VRDMA_LOG_ERROR, "worker %u: epoll: %s", w->id,
+					strerror(errno));
+		for (i = 0; n > 0 && i < (unsigned int)n; i++) {
+			uint64_t v;
+
+			if ((ev[i].data.u64 & 0xff) == EV_KICK) {
+				if (read((int)(ev[i].data.u64 >> 8), &v, sizeof(v)) < 0) {
+					/* EAGAIN: drained already */
+				}
+			} else if (ev[i].data.u64 == EV_WAKE) {
+				if (read(w->wake_fd, &v, sizeof(v)) < 0) {
+					/* EAGAIN: another wake got it */
+				}
+			}
+		}
+		stat_add(&w->stats.wakeups, 1);
+	}
+	atomic_store(&w->sleeping, 0);
+	for (i = 0; i < w->n_own; i++)
+		vdev_want_kicks(w->own[i], false);
+}
+
+static bool stop_requested(struct worker *w)
+{
+	uint64_t v;
+
+	return read(w->stop_fd, &v, sizeof(v)) == sizeof(v);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct pollfd pfd[1 + VRDMA_XDP_MAX_QUEUES];
+	uint64_t idle_since = mono_ns(), next_timer, t, now;
 	unsigned int i, n;
 
-	pfd[0].fd = w->stop_fd;
-	pfd[0].events = POLLIN;
-	for (i = 0; i < w->n_queues; i++) {
-		pfd[1 + i].fd = xsk_socket__fd(w->queues[i]->xsk);
-		pfd[1 + i].events = POLLIN;
-	}
 	for (;;) {
-		atomic_store_explicit(&w->heartbeat_ns, mono_ns(), memory_order_relaxed);
+		now = mono_ns();
+		atomic_store_explicit(&w->heartbeat_ns, now, memory_order_relaxed);
+		if (atomic_load_explicit(&w->pause_req, memory_order_relaxed))
+			park(w);
 		n = 0;
 		for (i = 0; i < w->n_queues; i++)
 			n += rx_burst(w, w->queues[i]);
-		if (n)
-			continue;
-		if (poll(pfd, 1 + w->n_queues, WORKER_POLL_MS) < 0 && errno != EINTR) {
-			log_ratelimited(VRDMA_LOG_ERROR, "worker %u: poll: %s", w->id,
-					strerror(errno));
+		n += drain_rings(w);
+		next_timer = 0;
+		for (i = 0; i < w->n_own; i++) {
+			n += vdev_poll(w->own[i], &t);
+			if (t && (!next_timer || t < next_timer))
+				next_timer = t;
+		}
+		if (w->txq) {
+			tx_flush(w);
+			tx_reclaim(w);
+		}
+		if (n) {
+			idle_since = now;
 			continue;
 		}
-		if (pfd[0].revents & POLLIN)
+		if (now - idle_since < w->idle_spin_ns)
+			continue;
+		if (stop_requested(w))
+			break;
+		sleep_until(w, next_timer);
+		if (stop_requested(w))
 			break;
 	}
 	return NULL;
 }
 
+/* ---- the pool ---- */
+
 static void worker_free(struct worker *w)
 {
+	unsigned int i;
+
+	if (w->in)
+		for (i = 0; i < w->n_workers; i++)
+			frame_ring_free(&w->in[i]);
+	free(w->in);
 	free(w->queues);
+	free(w->own);
+	free(w->tx_free);
 	free(w->stats.vm_rx_frames);
 	free(w->stats.vm_rx_bytes);
 	if (w->stop_fd >= 0)
 		close(w->stop_fd);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+	if (w->epfd >= 0)
+		close(w->epfd);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
 }
 
 void workers_stop(struct worker *ws, unsigned int n)
@@ -162,54 +549,126 @@ void workers_stop(struct worker *ws, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (ws[i].started)
 			pthread_join(ws[i].thread, NULL);
-		worker_free(&ws[i]);
+		ws[i].started = false;
 	}
+}
+
+void workers_free(struct worker *ws, unsigned int n)
+{
+	unsigned int i;
+
+	if (!ws)
+		return;
+	workers_stop(ws, n);
+	for (i = 0; i < n; i++)
+		worker_free(&ws[i]);
 	free(ws);
 }
 
-int workers_start(struct worker **out, unsigned int n, struct xdp_port *port,
-		  const struct vm_table *vms)
+static int watch(struct worker *w, int fd, uint64_t tag)
 {
-	unsigned int i, q, nvm = vms->n_vms ? vms->n_vms : 1;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct xdp_port *port,
+		       const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
+{
+	unsigned int q, k, nvm = vms->n_vms ? vms->n_vms : 1;
+	struct worker *w = &ws[i];
+	int err;
+
+	w->id = i;
+	w->all = ws;
+	w->n_workers = n;
+	w->port = port;
+	w->vms = vms;
+	w->idle_spin_ns = (uint64_t)idle_spin_us * 1000;
+	w->broken_fd = broken_fd;
+	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->queues = calloc(port->n_queues ? port->n_queues : 1, sizeof(*w->queues));
+	w->own = calloc(nvm, sizeof(*w->own));
+	w->in = calloc(n, sizeof(*w->in));
+	w->stats.vm_rx_frames = calloc(nvm, sizeof(uint64_t));
+	w->stats.vm_rx_bytes = calloc(nvm, sizeof(uint64_t));
+	if (w->stop_fd < 0 || w->wake_fd < 0 || w->epfd < 0 || !w->queues || !w->own || !w->in ||
+	    !w->stats.vm_rx_frames || !w->stats.vm_rx_bytes)
+		return -ENOMEM;
+	for (k = 0; k < n; k++)
+		if (frame_ring_init(&w->in[k], RING_BYTES))
+			return -ENOMEM;
+	if ((err = watch(w, w->stop_fd, EV_STOP)) || (err = watch(w, w->wake_fd, EV_WAKE)))
+		return err;
+	for (q = i; q < port->n_queues; q += n) {
+		w->queues[w->n_queues++] = &port->queues[q];
+		err = watch(w, xsk_socket__fd(port->queues[q].xsk), EV_XSK);
+		if (err)
+			return err;
+	}
+	if (w->n_queues) {
+		w->txq = w->queues[0];
+		w->tx_free = calloc(XSK_TX_FRAMES, sizeof(*w->tx_free));
+		if (!w->tx_free)
+			return -ENOMEM;
+		for (k = 0; k < XSK_TX_FRAMES; k++)
+			w->tx_free[w->n_tx_free++] = (uint64_t)(XSK_RX_FRAMES + k) * XSK_FRAME_SIZE;
+	}
+	atomic_store(&w->heartbeat_ns, mono_ns());
+	return 0;
+}
+
+int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
+		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
+{
 	struct worker *ws;
+	unsigned int i;
 	int err;
 
 	ws = calloc(n, sizeof(*ws));
 	if (!ws)
 		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		ws[i].stop_fd = -1;
+	for (i = 0; i < n; i++) {
+		ws[i].stop_fd = ws[i].wake_fd = ws[i].epfd = -1;
+		pthread_mutex_init(&ws[i].lock, NULL);
+		pthread_cond_init(&ws[i].cond, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		err = worker_init(ws, i, n, port, vms, idle_spin_us, broken_fd);
+		if (err)
+			goto free_workers;
+	}
+	*out = ws;
+	return 0;
+
+free_workers:
+	workers_free(ws, n);
+	return err;
+}
+
+int workers_run(struct worker *ws, unsigned int n)
+{
+	unsigned int i, v;
+	int err;
+
 	for (i = 0; i < n; i++) {
 		struct worker *w = &ws[i];
 
-		w->id = i;
-		w->port = port;
-		w->vms = vms;
-		w->stop_fd = eventfd(0, EFD_CLOEXEC);
-		w->queues = calloc(port->n_queues ? port->n_queues : 1, sizeof(*w->queues));
-		w->stats.vm_rx_frames = calloc(nvm, sizeof(uint64_t));
-		w->stats.vm_rx_bytes = calloc(nvm, sizeof(uint64_t));
-		if (w->stop_fd < 0 || !w->queues || !w->stats.vm_rx_frames ||
-		    !w->stats.vm_rx_bytes) {
-			err = -ENOMEM;
-			goto stop_workers;
-		}
-		for (q = i; q < port->n_queues; q += n)
-			w->queues[w->n_queues++] = &port->queues[q];
-		atomic_store(&w->heartbeat_ns, mono_ns());
+		w->n_own = 0;
+		for (v = 0; w->vdevs && v < w->vms->n_vms; v++)
+			if (w->vdevs[v] && worker_of_vm(ws, n, v) == w)
+				w->own[w->n_own++] = w->vdevs[v];
 	}
 	for (i = 0; i < n; i++) {
 		err = -pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
 		if (err) {
 			log_err("cannot start worker %u: %s", i, strerror(-err));
-			goto stop_workers;
+			workers_stop(ws, n);
+			return err;
 		}
 		ws[i].started = true;
 	}
-	*out = ws;
 	return 0;
-
-stop_workers:
-	workers_stop(ws, n);
-	return err;
 }

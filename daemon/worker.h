@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Data-plane workers. Each owns some of the port's queues (queue q belongs to
- * worker q % workers): only it touches their rings, so no locks. Counters have
- * one writer (the worker) and are read by the control thread with relaxed
- * atomics. */
+/*
+ * Data-plane workers. Each owns some of the port's queues (queue q belongs to
+ * worker q % workers) and some of the VMs' devices (VM v belongs to worker
+ * v % workers), with all their QPs: only it touches their rings, queues and
+ * engine, so the fast path takes no lock. A frame received by one worker for
+ * another's device, or to be sent by a worker without a queue, crosses over
+ * a single-producer ring. A worker busy-polls, and after idle_spin_us with
+ * nothing to do sleeps on its sockets, its devices' kick eventfds and a wake
+ * eventfd. The control thread changes a device only while its worker is
+ * quiesced (worker_quiesce / worker_resume).
+ *
+ * Counters have one writer (the worker) and are read by the control thread
+ * with relaxed atomics.
+ */
 #ifndef VRDMAD_WORKER_H
 #define VRDMAD_WORKER_H
 
@@ -11,6 +21,8 @@
 #include <stdint.h>
 
 #include "codec.h"
+#include "frame_ring.h"
+#include "vdev.h"
 #include "vm.h"
 #include "xdp_port.h"
 
@@ -18,6 +30,9 @@
  * codec's reasons (enum roce_drop, same values), then the port's own. */
 enum port_drop {
 	PORT_DROP_UNKNOWN_GID = ROCE_DROP_MAX,	/* destination GID served by no VM */
+	PORT_DROP_HANDOVER_FULL,		/* another worker's ring was full */
+	PORT_DROP_TX_FULL,			/* no transmit buffer on the NIC queue */
+	PORT_DROP_TX_TOO_BIG,			/* frame needs multi-buffer the port lacks */
 	PORT_DROP_MAX,
 };
 const char *port_drop_name(enum port_drop d);
@@ -26,29 +41,70 @@ struct worker_stats {
 	uint64_t rx_frames;
 	uint64_t rx_bytes;
 	uint64_t rx_buffers;		/* > rx_frames with multi-buffer frames */
+	uint64_t tx_frames, tx_bytes;	/* onto the NIC */
+	uint64_t loopback_frames;	/* between two VMs of this daemon */
+	uint64_t handed_over;		/* frames passed to another worker */
+	uint64_t wakeups;		/* sleeps that ended */
 	uint64_t drops[PORT_DROP_MAX];
 	uint64_t *vm_rx_frames;		/* [vm id] */
 	uint64_t *vm_rx_bytes;
 };
 
+#define WORKER_MAX_FRAME 10240		/* largest frame handled (9000 MTU + headers) */
+
 struct worker {
 	unsigned int id;
 	pthread_t thread;
 	bool started;
+	struct worker *all;		/* the pool, for handing frames over */
+	unsigned int n_workers;
 	struct xdp_port *port;
 	const struct vm_table *vms;
+	struct vdev **vdevs;		/* [vm id]: every VM's device, owned or not */
 	struct xsk_queue **queues;	/* the ones this worker owns */
 	unsigned int n_queues;
+	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
+	uint64_t *tx_free;		/* free UMEM frames of txq */
+	unsigned int n_tx_free;
+	bool tx_kick;			/* txq has frames the kernel was not told of */
+	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */
+	struct vdev **own;		/* devices this worker runs */
+	unsigned int n_own;
+	uint64_t idle_spin_ns;
+	int epfd;
 	int stop_fd;			/* eventfd: written once to stop */
+	int wake_fd;			/* eventfd: a ring got work, or quiesce */
+	int broken_fd;			/* eventfd of the control thread: a device broke */
+	_Atomic int sleeping;
+	_Atomic int pause_req;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool paused;
+	unsigned int quiesce_depth;	/* control thread only */
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop */
+	uint8_t tx_buf[WORKER_MAX_FRAME];
 	struct worker_stats stats;
 };
 
 #define WORKER_POLL_MS 250	/* longest sleep, so the heartbeat stays fresh */
 
-int workers_start(struct worker **out, unsigned int n, struct xdp_port *port,
-		  const struct vm_table *vms);
-void workers_stop(struct worker *w, unsigned int n);
+/* Make the pool (no thread yet); vdevs[vm id] may be filled until run. */
+int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
+		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
+/* The worker that owns VM vm_id's device. */
+static inline struct worker *worker_of_vm(struct worker *ws, unsigned int n, uint32_t vm_id)
+{
+	return &ws[vm_id % n];
+}
+/* Host and sync hooks for a device owned by w. */
+void worker_vdev_hooks(struct worker *w, struct vdev_host *host, struct vdev_sync *sync);
+int workers_run(struct worker *ws, unsigned int n);
+void workers_stop(struct worker *ws, unsigned int n);
+void workers_free(struct worker *ws, unsigned int n);
+
+/* Stop w at a safe point (nests); its devices may then be changed. */
+void worker_quiesce(struct worker *w);
+void worker_resume(struct worker *w);
 
 static inline uint64_t stat_read(const uint64_t *p)
 {

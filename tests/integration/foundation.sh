@@ -148,16 +148,21 @@ stats_fields() {
 	j=$(ctl stats --json) && [ -n "$j" ] && jq -e '
 	(.xdp | keys) == ["ip_fragment", "malformed", "no_xsk", "passed", "redirected"]
 	and ([.xdp[]] | all(type == "number"))
-	and (.port | keys) == ["drops", "rx_buffers", "rx_bytes", "rx_frames", "xsk"]
+	and (.port | keys) == ["drops", "handed_over", "loopback_frames", "rx_buffers", "rx_bytes",
+			       "rx_frames", "tx_bytes", "tx_frames", "xsk"]
 	and (.port.xsk | keys) == ["rx_dropped", "rx_fill_ring_empty", "rx_invalid_descs",
 				   "rx_ring_full", "tx_invalid_descs", "tx_ring_empty"]
 	and ([.port.xsk[]] | all(type == "number"))
-	and (.port.drops | keys) == ["bth_version", "ethertype", "header_length", "icrc",
+	and (.port.drops | keys) == (["bth_version", "ethertype", "header_length", "icrc",
 		"ip_checksum", "ip_fragment", "ip_header", "ip_length", "not_udp", "opcode",
-		"pad", "short", "udp_length", "udp_port", "unknown_gid"]
+		"pad", "short", "udp_length", "udp_port", "unknown_gid", "handover_full", "tx_full",
+		"tx_too_big"] | sort)
 	and (.workers[0] | keys) == ["id", "rx_bytes", "rx_frames"]
 	and [.vms[].name] == ["alpha", "beta"]
-	and (.vms[0] | keys) == ["name", "rx_bytes", "rx_frames"]' <<< "$j" > /dev/null
+	and (.vms[0] | keys) == ["device", "name", "rx_bytes", "rx_frames"]
+	and (.vms[0].device | keys) == ["bad_messages", "broken", "connected", "cqes", "ctrl_cmds",
+		"ctrl_errors", "events", "recv_wqes", "refused_wqes", "send_wqes", "transport"]
+	and (.vms[0].device.transport | length) > 30' <<< "$j" > /dev/null
 }
 tables() {
 	ctl status | grep -q '^alpha .*10.201.0.1, fd00:c9::1' && ctl stats | grep -q '^beta '

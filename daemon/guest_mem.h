@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* A VM's memory as vhost-user SET_MEM_TABLE describes it: regions of guest
+ * physical (and front-end virtual) addresses, each mmapped from an fd. Every
+ * translation is bounds-checked and overflow-safe; a range must lie inside
+ * one region. */
+#ifndef VRDMAD_GUEST_MEM_H
+#define VRDMAD_GUEST_MEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vhost_user.h"
+
+struct guest_region {
+	uint64_t gpa, size, uva;
+	uint8_t *host;			/* gpa maps here */
+	void *map_base;			/* what munmap needs */
+	size_t map_len;
+};
+
+struct guest_mem {
+	struct guest_region r[VHOST_USER_MEM_REGIONS];
+	unsigned int n;
+};
+
+/* Validate the table (no empty, wrapping or overlapping region) and map each
+ * region from its fd; the fds stay the caller's. On error nothing is mapped,
+ * *gm is untouched and err says why. */
+int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
+		  const int *fds, unsigned int nfds, char *err, size_t errlen);
+void guest_mem_unmap(struct guest_mem *gm);
+
+/* [gpa, gpa + len) as a host pointer, or NULL if not inside one region. */
+void *guest_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
+/* The same for the front-end's own addresses (vring addresses). */
+void *guest_uva(const struct guest_mem *gm, uint64_t uva, uint64_t len);
+/* The host pointer of gpa and how many bytes from it lie in its region. */
+void *guest_gpa_span(const struct guest_mem *gm, uint64_t gpa, uint64_t *span);
+/* Total bytes mapped (for GET_DMA_MR and stats). */
+uint64_t guest_mem_bytes(const struct guest_mem *gm);
+
+#endif

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The virtio-rdma device model (docs/virtio-rdma.md): config space, the
+ * control queue, WQEs from the send and receive queues into the transport
+ * engine, completions into the CQ queues, notifications and events.
+ *
+ * A device belongs to one worker thread, which alone runs vdev_poll() and
+ * vdev_rx(); the control thread changes it (vhost-user messages) only while
+ * that worker is quiesced through struct vdev_sync.
+ */
+#ifndef VRDMAD_VDEV_H
+#define VRDMAD_VDEV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "engine.h"
+#include "vhost_backend.h"
+#include "virtio_rdma.h"
+
+/* What the owning worker provides: the clock and frame transmission. */
+struct vdev_host {
+	uint64_t (*now_ns)(void *ctx);
+	unsigned int (*tx_alloc)(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max);
+	void (*tx_send)(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len);
+	void *ctx;
+};
+
+/* How the control thread reaches the owning worker. */
+struct vdev_sync {
+	void (*quiesce)(void *ctx);
+	void (*resume)(void *ctx);
+	void (*kick_changed)(void *ctx, int old_fd, int new_fd);
+	void (*broken)(void *ctx);	/* the device was just marked broken */
+	void *ctx;
+};
+
+struct vdev_port {
+	unsigned int mtu;		/* the NIC's, bytes */
+	uint8_t mac[6];
+};
+
+struct vdev_stats {
+	uint64_t ctrl_cmds, ctrl_errors;
+	uint64_t send_wqes, recv_wqes, refused_wqes;
+	uint64_t cqes, events, events_lost;
+	uint64_t broken;		/* times the device was marked broken */
+};
+
+/* A WQE's limits, from its QP. */
+struct vdev_wq_limits {
+	uint8_t qp_type;		/* VIRTIO_IB_QPT_* */
+	uint32_t max_sge, max_inline;
+};
+
+#define VDEV_MAX_PD	1024
+#define VDEV_MAX_MR	4096
+#define VDEV_MAX_QP_WR	4096
+#define VDEV_MAX_WQE	(sizeof(struct virtio_rdma_cmd_post_send) + \
+			 ENG_MAX_SGE * sizeof(struct virtio_rdma_sge) + ENG_MAX_INLINE)
+#define VDEV_MAX_PAGES	((1u << 20) + 1)	/* 4 GiB MRs, unaligned start */
+
+/* A send WQE decoded (sg_list/ud.ah point inside it, inline data into the
+ * buffer it came from). */
+struct vdev_send_wqe {
+	struct eng_send_wr wr;
+	struct eng_sge sge[ENG_MAX_SGE];
+	struct eng_ah_attr ah;
+};
+
+struct vdev_recv_wqe {
+	struct eng_recv_wr wr;
+	struct eng_sge sge[ENG_MAX_SGE];
+};
+
+/* Decode one WQE (a stable copy of the guest's bytes). 0, or -EINVAL for a
+ * malformed one, -EOPNOTSUPP for an opcode or flag not offered. */
+int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_limits *lim,
+			struct vdev_send_wqe *out);
+int vdev_parse_recv_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_limits *lim,
+			struct vdev_recv_wqe *out);
+
+struct vdev_cq;
+struct vdev_qp;
+struct vdev_mr;
+
+struct vdev {
+	struct vu_dev vu;
+	const struct vrdma_vm_config *cfg;
+	uint32_t vm_id;
+	uint32_t max_cq, max_qp;
+	struct vdev_port port;
+	struct eng_dev *eng;
+	struct eng_ops eng_ops;
+	struct vdev_host host;
+	struct vdev_sync sync;
+	struct virtio_rdma_config config;	/* gid_tbl is the live GID table */
+	bool gid_valid[VIRTIO_RDMA_GID_TBL_LEN];
+	struct vdev_cq *cqs;			/* [max_cq] */
+	struct vdev_qp *qps;			/* [max_qp] */
+	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
+	struct vdev_mr **mrs;			/* [VDEV_MAX_MR], index = mrn */
+	bool broken;
+	struct vdev_stats stats;
+	uint8_t wqe_buf[VDEV_MAX_WQE];		/* a stable copy of one WQE */
+};
+
+int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
+	      const struct vdev_port *port, const struct vdev_host *host,
+	      const struct vdev_sync *sync);
+void vdev_free(struct vdev *v);
+
+/* Work the queues, the engine's timers and transmissions. Returns how much
+ * was done (0: idle); *next_timer gets the earliest engine timer or 0. */
+unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer);
+/* A received frame for this VM. */
+void vdev_rx(struct vdev *v, const struct roce_pkt *pkt);
+/* Before sleeping: ask for kicks and say whether work arrived meanwhile.
+ * After waking: stop kicks. */
+bool vdev_want_kicks(struct vdev *v, bool wanted);
+
+/* Execute one control command (the bytes after the command byte) into rsp;
+ * returns the status byte, *rsp_len the response length when OK. */
+uint8_t vdev_ctrl_exec(struct vdev *v, uint8_t cmd, const uint8_t *req, size_t req_len,
+		       uint8_t *rsp, size_t rsp_cap, uint32_t *rsp_len);
+/* Mark the device broken (a virtqueue violation): once logged, counted,
+ * its processing stops; the control thread then drops the connection. */
+void vdev_set_broken(struct vdev *v, const char *why);
+/* The device is connected and usable. */
+static inline bool vdev_live(const struct vdev *v)
+{
+	return v->vu.fd >= 0 && !v->broken;
+}
+
+#endif

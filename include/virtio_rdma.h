@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The virtio-rdma device ABI as vrdmad implements it: the standalone device
+ * of the "[RFC] Virtio RDMA" (virtio-dev, device ID 42) with natural
+ * alignment, every offset written down below. docs/virtio-rdma.md explains
+ * each structure and every choice made where the RFC is silent.
+ *
+ * All multi-byte fields are little-endian (the RFC's le32/le64). Shared by
+ * the daemon, libvrdma and the tests.
+ */
+#ifndef VIRTIO_RDMA_H
+#define VIRTIO_RDMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VIRTIO_ID_RDMA			42
+
+/* Virtqueues: 0 = control, 1 + n = CQ n (n < max_cq), then one SQ/RQ pair
+ * per QP slot k (k < max_qp). */
+#define VIRTIO_RDMA_CTRL_VQ		0
+#define VIRTIO_RDMA_CQ_VQ(n)		(1u + (n))
+#define VIRTIO_RDMA_SQ_VQ(max_cq, k)	(1u + (max_cq) + 2u * (k))
+#define VIRTIO_RDMA_RQ_VQ(max_cq, k)	(2u + (max_cq) + 2u * (k))
+#define VIRTIO_RDMA_NUM_VQS(max_cq, max_qp) (1u + (max_cq) + 2u * (max_qp))
+/* The QP number of slot k, on the wire and in every command (0 and 1 are
+ * IB's special QPs; the first numbers are kept free). */
+#define VIRTIO_RDMA_FIRST_QPN		16u
+#define VIRTIO_RDMA_PAGE_SIZE		4096u	/* REG_USER_MR / MAP_MR_SG pages */
+
+/* ---- configuration space (read with vhost-user GET_CONFIG) ---- */
+
+enum virtio_ib_atomic_cap { VIRTIO_IB_ATOMIC_NONE, VIRTIO_IB_ATOMIC_HCA, VIRTIO_IB_ATOMIC_GLOB };
+
+struct virtio_rdma_config {
+	uint32_t phys_port_cnt;
+	uint32_t reserved0;
+	uint64_t sys_image_guid;	/* network byte order */
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	uint32_t reserved1;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t max_qp;
+	uint32_t max_qp_wr;
+	uint64_t device_cap_flags;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_sge_rd;
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_mr;
+	uint32_t max_pd;
+	uint32_t max_qp_rd_atom;
+	uint32_t max_res_rd_atom;
+	uint32_t max_qp_init_rd_atom;
+	uint8_t atomic_cap;
+	uint8_t reserved2[3];
+	uint32_t max_mw;
+	uint32_t max_mcast_grp;
+	uint32_t max_mcast_qp_attach;
+	uint32_t max_total_mcast_qp_attach;
+	uint32_t max_ah;
+	uint32_t max_fast_reg_page_list_len;
+	uint32_t max_pi_fast_reg_page_list_len;
+	uint16_t max_pkeys;
+	uint8_t local_ca_ack_delay;
+	uint8_t reserved3[5];
+	/* Choice (the RFC's reserved[64]): the port's GID table as it is now,
+	 * 16 entries of 16 bytes, all-zero when empty. The RFC has no command
+	 * to read it and a driver needs it to name its source GIDs. */
+	uint8_t gid_tbl[16][16];
+	uint64_t reserved[32];
+};
+#define VIRTIO_RDMA_GID_TBL_LEN		16
+
+/* device_cap_flags (the RFC's enum ib_device_cap_flags) */
+#define VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN	(1ull << 12)
+
+/* ---- control queue ---- */
+
+/* One request: a device-readable part (command byte, then the request
+ * structure) and a device-writable part (status byte, then the response
+ * structure). The parts may be split over descriptors at any byte. */
+enum virtio_rdma_cmd {
+	VIRTIO_CMD_QUERY_PORT = 1,
+	VIRTIO_CMD_CREATE_CQ,
+	VIRTIO_CMD_DESTROY_CQ,
+	VIRTIO_CMD_CREATE_PD,
+	VIRTIO_CMD_DESTROY_PD,
+	VIRTIO_CMD_GET_DMA_MR,
+	VIRTIO_CMD_CREATE_MR,
+	VIRTIO_CMD_MAP_MR_SG,
+	VIRTIO_CMD_REG_USER_MR,
+	VIRTIO_CMD_DEREG_MR,
+	VIRTIO_CMD_CREATE_QP,
+	VIRTIO_CMD_MODIFY_QP,
+	VIRTIO_CMD_QUERY_QP,
+	VIRTIO_CMD_DESTROY_QP,
+	VIRTIO_CMD_QUERY_PKEY,
+	VIRTIO_CMD_ADD_GID,
+	VIRTIO_CMD_DEL_GID,
+	VIRTIO_CMD_REQ_NOTIFY_CQ,
+	VIRTIO_CMD_MAX,
+};
+
+/* The status byte (the RFC leaves it open; the demo wrote raw errnos). */
+enum virtio_rdma_status {
+	VIRTIO_RDMA_OK = 0,
+	VIRTIO_RDMA_ERR_INVAL = 1,	/* malformed request or a value out of range */
+	VIRTIO_RDMA_ERR_NOENT = 2,	/* no such handle */
+	VIRTIO_RDMA_ERR_NOMEM = 3,	/* a config-space limit reached, or out of memory */
+	VIRTIO_RDMA_ERR_BUSY = 4,	/* still in use (a PD with MRs, a CQ with QPs) */
+	VIRTIO_RDMA_ERR_PERM = 5,	/* not allowed (a GID the host did not assign) */
+	VIRTIO_RDMA_ERR_FAULT = 6,	/* a guest address outside the guest's memory */
+	VIRTIO_RDMA_ERR_UNSUPP = 7,	/* unknown command, or a feature not offered */
+};
+
+struct virtio_rdma_cmd_query_port {
+	uint8_t port;
+};
+
+struct virtio_rdma_rsp_query_port {
+	uint8_t state;
+	uint8_t max_mtu;
+	uint8_t active_mtu;
+	uint8_t reserved0;
+	uint32_t phys_mtu;
+	uint32_t gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint32_t max_msg_sz;
+	uint32_t bad_pkey_cntr;
+	uint32_t qkey_viol_cntr;
+	uint16_t pkey_tbl_len;
+	uint8_t active_width;
+	uint8_t reserved1;
+	uint16_t active_speed;
+	uint8_t phys_state;
+	uint8_t reserved2;
+	uint32_t reserved[32];
+};
+
+struct virtio_rdma_cmd_create_cq { uint32_t cqe; };
+struct virtio_rdma_rsp_create_cq { uint32_t cqn; };
+struct virtio_rdma_cmd_destroy_cq { uint32_t cqn; };
+struct virtio_rdma_rsp_create_pd { uint32_t pdn; };
+struct virtio_rdma_cmd_destroy_pd { uint32_t pdn; };
+
+struct virtio_rdma_cmd_get_dma_mr {
+	uint32_t pdn;
+	uint32_t access_flags;
+};
+
+/* The response of GET_DMA_MR, CREATE_MR and REG_USER_MR. */
+struct virtio_rdma_rsp_mr {
+	uint32_t mrn;
+	uint32_t lkey;
+	uint32_t rkey;
+};
+
+struct virtio_rdma_cmd_create_mr {
+	uint32_t pdn;
+	uint32_t access_flags;
+	uint32_t max_num_sg;
+};
+
+struct virtio_rdma_cmd_map_mr_sg {
+	uint32_t mrn;
+	uint32_t npages;
+	uint64_t start;
+	uint64_t length;
+	uint64_t pages;		/* guest address of npages le64 page addresses */
+};
+
+struct virtio_rdma_rsp_map_mr_sg { uint32_t npages; };
+
+struct virtio_rdma_cmd_reg_user_mr {
+	uint32_t pdn;
+	uint32_t access_flags;
+	uint64_t start;
+	uint64_t length;
+	uint64_t virt_addr;	/* the IOVA the MR is addressed by */
+	uint64_t pages;		/* guest address of npages le64 page addresses */
+	uint32_t npages;
+	uint32_t reserved;
+};
+
+struct virtio_rdma_cmd_dereg_mr { uint32_t mrn; };
+
+enum virtio_rdma_qp_type { VIRTIO_IB_QPT_SMI, VIRTIO_IB_QPT_GSI, VIRTIO_IB_QPT_RC,
+			   VIRTIO_IB_QPT_UC, VIRTIO_IB_QPT_UD };
+enum virtio_rdma_sig_type { VIRTIO_IB_SIGNAL_ALL_WR, VIRTIO_IB_SIGNAL_REQ_WR };
+
+struct virtio_rdma_cmd_create_qp {
+	uint32_t pdn;
+	uint8_t qp_type;
+	uint8_t sq_sig_type;
+	uint16_t reserved0;
+	uint32_t max_send_wr;
+	uint32_t max_send_sge;
+	uint32_t send_cqn;
+	uint32_t max_recv_wr;
+	uint32_t max_recv_sge;
+	uint32_t recv_cqn;
+	uint32_t max_inline_data;
+	uint32_t reserved[8];
+};
+
+struct virtio_rdma_rsp_create_qp { uint32_t qpn; };
+
+struct virtio_rdma_global_route {
+	uint8_t dgid[16];
+	uint32_t flow_label;
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t reserved;
+};
+
+struct virtio_rdma_ah_attr {
+	struct virtio_rdma_global_route grh;
+	uint8_t sl;
+	uint8_t static_rate;
+	uint8_t port_num;
+	uint8_t ah_flags;
+	uint8_t dmac[6];
+	uint8_t reserved[2];
+};
+
+struct virtio_rdma_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct virtio_rdma_qp_attr {
+	uint8_t qp_state;
+	uint8_t cur_qp_state;
+	uint8_t path_mtu;
+	uint8_t path_mig_state;
+	uint32_t qkey;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	uint32_t qp_access_flags;
+	uint16_t pkey_index;
+	uint16_t alt_pkey_index;
+	uint8_t en_sqd_async_notify;
+	uint8_t sq_draining;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;
+	uint8_t port_num;
+	uint8_t timeout;
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t alt_port_num;
+	uint8_t alt_timeout;
+	uint8_t reserved;
+	uint32_t rate_limit;
+	struct virtio_rdma_qp_cap cap;
+	struct virtio_rdma_ah_attr ah_attr;
+	struct virtio_rdma_ah_attr alt_ah_attr;
+};
+
+struct virtio_rdma_cmd_modify_qp {
+	uint32_t qpn;
+	uint32_t attr_mask;		/* enum ib_qp_attr_mask */
+	struct virtio_rdma_qp_attr attrs;
+};
+
+struct virtio_rdma_cmd_query_qp {
+	uint32_t qpn;
+	uint32_t attr_mask;
+};
+
+struct virtio_rdma_rsp_query_qp { struct virtio_rdma_qp_attr attr; };
+struct virtio_rdma_cmd_destroy_qp { uint32_t qpn; };
+
+struct virtio_rdma_cmd_query_pkey {
+	uint32_t port;
+	uint16_t index;
+	uint16_t reserved;
+};
+
+struct virtio_rdma_rsp_query_pkey { uint16_t pkey; };
+
+struct virtio_rdma_cmd_add_gid {
+	uint8_t gid[16];
+	uint32_t gid_type;
+	uint16_t index;
+	uint16_t reserved;
+	uint32_t port_num;
+};
+
+struct virtio_rdma_cmd_del_gid {
+	uint16_t index;
+	uint16_t reserved;
+	uint32_t port;
+};
+
+#define VIRTIO_RDMA_NOTIFY_SOLICITED		(1u << 0)
+#define VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION	(1u << 1)
+
+struct virtio_rdma_cmd_req_notify {
+	uint32_t cqn;
+	uint32_t flags;
+};
+
+/* ---- send and receive queues: one device-readable buffer per WQE ---- */
+
+struct virtio_rdma_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/* The UD address vector. sl_tclass_flowlabel: flow label in bits 0-19,
+ * traffic class in 20-27, SL in 28-31. */
+struct virtio_rdma_av {
+	uint32_t port;
+	uint32_t pdn;
+	uint32_t sl_tclass_flowlabel;
+	uint8_t dgid[16];
+	uint8_t gid_index;
+	uint8_t static_rate;
+	uint8_t hop_limit;
+	uint8_t dmac[6];
+	uint8_t reserved[7];
+};
+
+struct virtio_rdma_cmd_post_send {
+	uint32_t num_sge;
+	uint32_t send_flags;		/* enum ib_send_flags */
+	uint32_t opcode;		/* enum ib_wr_opcode */
+	uint32_t reserved0;
+	uint64_t wr_id;
+	union {
+		uint32_t imm_data;	/* network byte order */
+		uint32_t invalidate_rkey;
+	} ex;
+	uint32_t reserved1;
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint32_t reserved;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+			uint32_t reserved;
+		} atomic;
+		struct {
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+			struct virtio_rdma_av av;
+		} ud;
+		struct {
+			uint32_t mrn;
+			uint32_t key;
+			uint32_t access;
+		} reg;
+	} wr;
+	/* then num_sge struct virtio_rdma_sge; with IB_SEND_INLINE, then the
+	 * inline bytes (the sum of the SGE lengths) */
+};
+
+enum virtio_rdma_wr_opcode {
+	VIRTIO_IB_WR_RDMA_WRITE = 0,
+	VIRTIO_IB_WR_RDMA_WRITE_WITH_IMM = 1,
+	VIRTIO_IB_WR_SEND = 2,
+	VIRTIO_IB_WR_SEND_WITH_IMM = 3,
+	VIRTIO_IB_WR_RDMA_READ = 4,
+	VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP = 5,
+	VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD = 6,
+	VIRTIO_IB_WR_LOCAL_INV = 7,
+	VIRTIO_IB_WR_SEND_WITH_INV = 9,
+	VIRTIO_IB_WR_RDMA_READ_WITH_INV = 11,
+	VIRTIO_IB_WR_REG_MR = 0x20,
+};
+
+#define VIRTIO_IB_SEND_FENCE		(1u << 0)
+#define VIRTIO_IB_SEND_SIGNALED		(1u << 1)
+#define VIRTIO_IB_SEND_SOLICITED	(1u << 2)
+#define VIRTIO_IB_SEND_INLINE		(1u << 3)
+
+struct virtio_rdma_cmd_post_recv {
+	uint32_t num_sge;
+	uint32_t reserved;
+	uint64_t wr_id;
+	/* then num_sge struct virtio_rdma_sge */
+};
+
+/* ---- completion queues: one device-writable buffer per CQE ---- */
+
+struct virtio_rdma_cqe {
+	uint64_t wr_id;
+	uint8_t status;		/* enum ib_wc_status */
+	uint8_t opcode;		/* enum ib_wc_opcode (receives need 128/129) */
+	uint16_t reserved;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	union {
+		uint32_t imm_data;	/* network byte order */
+		uint32_t invalidate_rkey;
+	} ex;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint32_t wc_flags;	/* IB_WC_GRH 1, IB_WC_WITH_IMM 2 */
+	uint16_t pkey_index;
+	uint8_t sl;
+	uint8_t port_num;
+};
+
+/* An asynchronous event (the RFC has no event queue): a CQE with this opcode
+ * and status 0 on the affected CQ (for a QP, its send CQ); vendor_err holds
+ * the enum ibv_event_type, qp_num the QP (0 for a CQ event). */
+#define VIRTIO_RDMA_WC_ASYNC_EVENT	0xff
+enum virtio_rdma_event {
+	VIRTIO_RDMA_EVENT_CQ_ERR = 0,		/* IBV_EVENT_CQ_ERR */
+	VIRTIO_RDMA_EVENT_QP_FATAL = 1,		/* IBV_EVENT_QP_FATAL */
+	VIRTIO_RDMA_EVENT_SQ_DRAINED = 5,	/* IBV_EVENT_SQ_DRAINED */
+};
+
+/* ---- every size and offset ---- */
+#define VRDMA_ABI(s, f, off) _Static_assert(offsetof(struct s, f) == (off), #s "." #f)
+#define VRDMA_ABI_SIZE(s, sz) _Static_assert(sizeof(struct s) == (sz), "sizeof " #s)
+
+VRDMA_ABI(virtio_rdma_config, sys_image_guid, 8);
+VRDMA_ABI(virtio_rdma_config, vendor_id, 16);
+VRDMA_ABI(virtio_rdma_config, hw_ver, 24);
+VRDMA_ABI(virtio_rdma_config, max_mr_size, 32);
+VRDMA_ABI(virtio_rdma_config, page_size_cap, 40);
+VRDMA_ABI(virtio_rdma_config, max_qp, 48);
+VRDMA_ABI(virtio_rdma_config, max_qp_wr, 52);
+VRDMA_ABI(virtio_rdma_config, device_cap_flags, 56);
+VRDMA_ABI(virtio_rdma_config, max_send_sge, 64);
+VRDMA_ABI(virtio_rdma_config, max_recv_sge, 68);
+VRDMA_ABI(virtio_rdma_config, max_sge_rd, 72);
+VRDMA_ABI(virtio_rdma_config, max_cq, 76);
+VRDMA_ABI(virtio_rdma_config, max_cqe, 80);
+VRDMA_ABI(virtio_rdma_config, max_mr, 84);
+VRDMA_ABI(virtio_rdma_config, max_pd, 88);
+VRDMA_ABI(virtio_rdma_config, max_qp_rd_atom, 92);
+VRDMA_ABI(virtio_rdma_config, max_res_rd_atom, 96);
+VRDMA_ABI(virtio_rdma_config, max_qp_init_rd_atom, 100);
+VRDMA_ABI(virtio_rdma_config, atomic_cap, 104);
+VRDMA_ABI(virtio_rdma_config, max_mw, 108);
+VRDMA_ABI(virtio_rdma_config, max_mcast_grp, 112);
+VRDMA_ABI(virtio_rdma_config, max_mcast_qp_attach, 116);
+VRDMA_ABI(virtio_rdma_config, max_total_mcast_qp_attach, 120);
+VRDMA_ABI(virtio_rdma_config, max_ah, 124);
+VRDMA_ABI(virtio_rdma_config, max_fast_reg_page_list_len, 128);
+VRDMA_ABI(virtio_rdma_config, max_pi_fast_reg_page_list_len, 132);
+VRDMA_ABI(virtio_rdma_config, max_pkeys, 136);
+VRDMA_ABI(virtio_rdma_config, local_ca_ack_delay, 138);
+VRDMA_ABI(virtio_rdma_config, gid_tbl, 144);
+VRDMA_ABI(virtio_rdma_config, reserved, 400);
+VRDMA_ABI_SIZE(virtio_rdma_config, 656);
+
+VRDMA_ABI(virtio_rdma_rsp_query_port, phys_mtu, 4);
+VRDMA_ABI(virtio_rdma_rsp_query_port, gid_tbl_len, 8);
+VRDMA_ABI(virtio_rdma_rsp_query_port, port_cap_flags, 12);
+VRDMA_ABI(virtio_rdma_rsp_query_port, max_msg_sz, 16);
+VRDMA_ABI(virtio_rdma_rsp_query_port, bad_pkey_cntr, 20);
+VRDMA_ABI(virtio_rdma_rsp_query_port, qkey_viol_cntr, 24);
+VRDMA_ABI(virtio_rdma_rsp_query_port, pkey_tbl_len, 28);
+VRDMA_ABI(virtio_rdma_rsp_query_port, active_width, 30);
+VRDMA_ABI(virtio_rdma_rsp_query_port, active_speed, 32);
+VRDMA_ABI(virtio_rdma_rsp_query_port, phys_state, 34);
+VRDMA_ABI(virtio_rdma_rsp_query_port, reserved, 36);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_query_port, 164);
+
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_cq, 4);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_create_cq, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_destroy_cq, 4);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_create_pd, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_destroy_pd, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_get_dma_mr, 8);
+VRDMA_ABI(virtio_rdma_rsp_mr, lkey, 4);
+VRDMA_ABI(virtio_rdma_rsp_mr, rkey, 8);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_mr, 12);
+VRDMA_ABI(virtio_rdma_cmd_create_mr, max_num_sg, 8);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_mr, 12);
+VRDMA_ABI(virtio_rdma_cmd_map_mr_sg, start, 8);
+VRDMA_ABI(virtio_rdma_cmd_map_mr_sg, length, 16);
+VRDMA_ABI(virtio_rdma_cmd_map_mr_sg, pages, 24);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_map_mr_sg, 32);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_map_mr_sg, 4);
+VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, start, 8);
+VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, length, 16);
+VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, virt_addr, 24);
+VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, pages, 32);
+VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, npages, 40);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_reg_user_mr, 48);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_dereg_mr, 4);
+
+VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, max_send_wr, 8);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, max_send_sge, 12);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, send_cqn, 16);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, max_recv_wr, 20);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, max_recv_sge, 24);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, recv_cqn, 28);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, max_inline_data, 32);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, reserved, 36);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_qp, 68);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_create_qp, 4);
+
+VRDMA_ABI(virtio_rdma_global_route, flow_label, 16);
+VRDMA_ABI(virtio_rdma_global_route, sgid_index, 20);
+VRDMA_ABI(virtio_rdma_global_route, hop_limit, 21);
+VRDMA_ABI(virtio_rdma_global_route, traffic_class, 22);
+VRDMA_ABI_SIZE(virtio_rdma_global_route, 24);
+VRDMA_ABI(virtio_rdma_ah_attr, sl, 24);
+VRDMA_ABI(virtio_rdma_ah_attr, static_rate, 25);
+VRDMA_ABI(virtio_rdma_ah_attr, port_num, 26);
+VRDMA_ABI(virtio_rdma_ah_attr, ah_flags, 27);
+VRDMA_ABI(virtio_rdma_ah_attr, dmac, 28);
+VRDMA_ABI_SIZE(virtio_rdma_ah_attr, 36);
+VRDMA_ABI_SIZE(virtio_rdma_qp_cap, 20);
+VRDMA_ABI(virtio_rdma_qp_attr, qkey, 4);
+VRDMA_ABI(virtio_rdma_qp_attr, rq_psn, 8);
+VRDMA_ABI(virtio_rdma_qp_attr, sq_psn, 12);
+VRDMA_ABI(virtio_rdma_qp_attr, dest_qp_num, 16);
+VRDMA_ABI(virtio_rdma_qp_attr, qp_access_flags, 20);
+VRDMA_ABI(virtio_rdma_qp_attr, pkey_index, 24);
+VRDMA_ABI(virtio_rdma_qp_attr, alt_pkey_index, 26);
+VRDMA_ABI(virtio_rdma_qp_attr, en_sqd_async_notify, 28);
+VRDMA_ABI(virtio_rdma_qp_attr, sq_draining, 29);
+VRDMA_ABI(virtio_rdma_qp_attr, max_rd_atomic, 30);
+VRDMA_ABI(virtio_rdma_qp_attr, max_dest_rd_atomic, 31);
+VRDMA_ABI(virtio_rdma_qp_attr, min_rnr_timer, 32);
+VRDMA_ABI(virtio_rdma_qp_attr, port_num, 33);
+VRDMA_ABI(virtio_rdma_qp_attr, timeout, 34);
+VRDMA_ABI(virtio_rdma_qp_attr, retry_cnt, 35);
+VRDMA_ABI(virtio_rdma_qp_attr, rnr_retry, 36);
+VRDMA_ABI(virtio_rdma_qp_attr, alt_port_num, 37);
+VRDMA_ABI(virtio_rdma_qp_attr, alt_timeout, 38);
+VRDMA_ABI(virtio_rdma_qp_attr, rate_limit, 40);
+VRDMA_ABI(virtio_rdma_qp_attr, cap, 44);
+VRDMA_ABI(virtio_rdma_qp_attr, ah_attr, 64);
+VRDMA_ABI(virtio_rdma_qp_attr, alt_ah_attr, 100);
+VRDMA_ABI_SIZE(virtio_rdma_qp_attr, 136);
+VRDMA_ABI(virtio_rdma_cmd_modify_qp, attrs, 8);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_modify_qp, 144);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_query_qp, 8);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_query_qp, 136);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_destroy_qp, 4);
+VRDMA_ABI(virtio_rdma_cmd_query_pkey, index, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_query_pkey, 8);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_query_pkey, 2);
+VRDMA_ABI(virtio_rdma_cmd_add_gid, gid_type, 16);
+VRDMA_ABI(virtio_rdma_cmd_add_gid, index, 20);
+VRDMA_ABI(virtio_rdma_cmd_add_gid, port_num, 24);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_add_gid, 28);
+VRDMA_ABI(virtio_rdma_cmd_del_gid, port, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_del_gid, 8);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_req_notify, 8);
+
+VRDMA_ABI_SIZE(virtio_rdma_sge, 16);
+VRDMA_ABI(virtio_rdma_av, sl_tclass_flowlabel, 8);
+VRDMA_ABI(virtio_rdma_av, dgid, 12);
+VRDMA_ABI(virtio_rdma_av, gid_index, 28);
+VRDMA_ABI(virtio_rdma_av, static_rate, 29);
+VRDMA_ABI(virtio_rdma_av, hop_limit, 30);
+VRDMA_ABI(virtio_rdma_av, dmac, 31);
+VRDMA_ABI_SIZE(virtio_rdma_av, 44);
+VRDMA_ABI(virtio_rdma_cmd_post_send, send_flags, 4);
+VRDMA_ABI(virtio_rdma_cmd_post_send, opcode, 8);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr_id, 16);
+VRDMA_ABI(virtio_rdma_cmd_post_send, ex, 24);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr, 32);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.rdma.rkey, 40);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.atomic.compare_add, 40);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.atomic.swap, 48);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.atomic.rkey, 56);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.ud.remote_qkey, 36);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.ud.av, 40);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_post_send, 88);
+VRDMA_ABI(virtio_rdma_cmd_post_recv, wr_id, 8);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_post_recv, 16);
+
+VRDMA_ABI(virtio_rdma_cqe, status, 8);
+VRDMA_ABI(virtio_rdma_cqe, opcode, 9);
+VRDMA_ABI(virtio_rdma_cqe, vendor_err, 12);
+VRDMA_ABI(virtio_rdma_cqe, byte_len, 16);
+VRDMA_ABI(virtio_rdma_cqe, ex, 20);
+VRDMA_ABI(virtio_rdma_cqe, qp_num, 24);
+VRDMA_ABI(virtio_rdma_cqe, src_qp, 28);
+VRDMA_ABI(virtio_rdma_cqe, wc_flags, 32);
+VRDMA_ABI(virtio_rdma_cqe, pkey_index, 36);
+VRDMA_ABI(virtio_rdma_cqe, sl, 38);
+VRDMA_ABI(virtio_rdma_cqe, port_num, 39);
+VRDMA_ABI_SIZE(virtio_rdma_cqe, 40);
+
+#endif
