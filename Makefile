@@ -45,6 +45,9 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 HEADERS := $(wildcard include/*.h daemon/*.h)
 
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
+LIBVRDMA_SRCS := tools/libvrdma.c
+LIBVRDMA_HEADERS := tools/libvrdma.h include/virtio_rdma.h include/vhost_user.h
+FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
@@ -159,9 +162,15 @@ unit: $(SAN_TESTS)
 			-Y _ws.malformed 2>/dev/null | wc -l); \
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
-integration: all $(SAN_PROGS)
+# libvrdma's end-to-end test program, against a running vrdmad.
+$(BUILD)/asan/vrdma_test: tests/integration/vrdma_test.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
+
+integration: all $(SAN_PROGS) $(BUILD)/asan/vrdma_test
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
-		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) tests/run-integration.sh
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_TEST=$(CURDIR)/$(BUILD)/asan/vrdma_test \
+		tests/run-integration.sh
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
@@ -179,12 +188,19 @@ $(BUILD)/udp_blast: tests/bench/udp_blast.c | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
 
+$(BUILD)/qp_mem: tests/bench/qp_mem.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench $(BUILD)/engine_bench
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench \
+		$(BUILD)/engine_bench $(BUILD)/qp_mem
 	$(Q)$(BUILD)/codec_bench
 	$(Q)$(BUILD)/engine_bench
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) QP_MEM=$(CURDIR)/$(BUILD)/qp_mem tests/bench/qp_mem.sh
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SYSCONFDIR)

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "vdev.h"
+#include "vm.h"
 
 #define CQE_SIZE sizeof(struct virtio_rdma_cqe)
 #define CQ_EVENTS 8		/* asynchronous events waiting for a CQ buffer */
@@ -1028,15 +1029,16 @@ static uint8_t cmd_query_pkey(struct vdev *v, const void *req, void *rsp)
 /* A GID the host gave this VM, or the link-local address of its MAC. */
 static bool gid_assigned(const struct vdev *v, const uint8_t gid[16])
 {
-	const uint8_t *m = vm_mac(v);
-	const uint8_t ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
-				 m[0] ^ 2, m[1], m[2], 0xff, 0xfe, m[3], m[4], m[5] };
+	struct vrdma_gid ll;
 	unsigned int i;
 
 	for (i = 0; i < v->cfg->n_gids; i++)
 		if (!memcmp(v->cfg->gids[i].raw, gid, 16))
 			return true;
-	return !memcmp(ll, gid, 16);
+	if (!v->cfg->has_mac)	/* the port's MAC: that link-local is the host's */
+		return false;
+	vm_link_local_gid(v->cfg->mac, &ll);
+	return !memcmp(ll.raw, gid, 16);
 }
 
 static uint8_t cmd_add_gid(struct vdev *v, const void *req, void *rsp)

@@ -21,12 +21,15 @@ struct vm_gid {
 struct vm_table {
 	struct vm *vms;
 	unsigned int n_vms;
-	struct vm_gid *gids;		/* sorted by gid, for vm_table_find_gid() */
+	struct vm_gid *gids;		/* sorted by gid, for vm_table_find_gid(): the
+					 * config's, and each own MAC's link-local */
 	unsigned int n_gids;
 };
 
 int vm_table_init(struct vm_table *t, const struct vrdma_config *cfg);
 void vm_table_free(struct vm_table *t);
+/* fe80::/64 with the EUI-64 of mac (RFC 4291 appendix A). */
+void vm_link_local_gid(const uint8_t mac[6], struct vrdma_gid *gid);
 /* The VM serving gid, or NULL. */
 const struct vm *vm_table_find_gid(const struct vm_table *t, const struct vrdma_gid *gid);
 

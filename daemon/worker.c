@@ -466,9 +466,7 @@ static void sleep_until(struct worker *w, uint64_t next_timer)
 
 static bool stop_requested(struct worker *w)
 {
-	uint64_t v;
-
-	return read(w->stop_fd, &v, sizeof(v)) == sizeof(v);
+	return atomic_load_explicit(&w->stop, memory_order_relaxed);
 }
 
 static void *worker_main(void *arg)
@@ -482,6 +480,8 @@ static void *worker_main(void *arg)
 		atomic_store_explicit(&w->heartbeat_ns, now, memory_order_relaxed);
 		if (atomic_load_explicit(&w->pause_req, memory_order_relaxed))
 			park(w);
+		if (stop_requested(w))
+			break;
 		n = 0;
 		for (i = 0; i < w->n_queues; i++)
 			n += rx_burst(w, w->queues[i]);
@@ -502,11 +502,7 @@ static void *worker_main(void *arg)
 		}
 		if (now - idle_since < w->idle_spin_ns)
 			continue;
-		if (stop_requested(w))
-			break;
 		sleep_until(w, next_timer);
-		if (stop_requested(w))
-			break;
 	}
 	return NULL;
 }
@@ -543,9 +539,11 @@ void workers_stop(struct worker *ws, unsigned int n)
 
 	if (!ws)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		atomic_store(&ws[i].stop, 1);
 		if (ws[i].started && write(ws[i].stop_fd, &one, sizeof(one)) < 0)
 			log_err("worker %u: cannot signal stop: %s", i, strerror(errno));
+	}
 	for (i = 0; i < n; i++) {
 		if (ws[i].started)
 			pthread_join(ws[i].thread, NULL);

@@ -75,6 +75,7 @@ struct worker {
 	int stop_fd;			/* eventfd: written once to stop */
 	int wake_fd;			/* eventfd: a ring got work, or quiesce */
 	int broken_fd;			/* eventfd of the control thread: a device broke */
+	_Atomic int stop;		/* set once by workers_stop */
 	_Atomic int sleeping;
 	_Atomic int pause_req;
 	pthread_mutex_t lock;

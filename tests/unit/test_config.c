@@ -60,6 +60,7 @@ static void test_full(void **state)
 		 "workers = 8\n"
 		 "control_socket = /run/x/ctl.sock\n"
 		 "log_level = debug\n"
+		 "idle_spin_us = 200\n"
 		 "[port]\n"
 		 "interface = enp3s0f1\n"
 		 "xdp_mode = native\n"
@@ -69,8 +70,19 @@ static void test_full(void **state)
 		 "[vm web-1.a_b]\n"
 		 "socket = /run/x/web.sock\n"
 		 "gid = 10.0.0.5, fd00::5\n"
-		 "mac = 52:54:00:AB:cd:EF\n");
+		 "mac = 52:54:00:AB:cd:EF\n"
+		 "max_cq = 16384\n"
+		 "max_qp = 2\n"
+		 "socket_owner = libvirt-qemu\n"
+		 "socket_group = 64055\n"
+		 "socket_mode = 0660\n");
 	assert_string_equal(cfg.path, "t.conf");
+	assert_int_equal(cfg.idle_spin_us, 200);
+	assert_int_equal(cfg.vms[0].max_cq, 16384);
+	assert_int_equal(cfg.vms[0].max_qp, 2);
+	assert_string_equal(cfg.vms[0].socket_owner, "libvirt-qemu");
+	assert_string_equal(cfg.vms[0].socket_group, "64055");
+	assert_int_equal(cfg.vms[0].socket_mode, 0660);
 	assert_int_equal(cfg.workers, 8);
 	assert_string_equal(cfg.control_socket, "/run/x/ctl.sock");
 	assert_int_equal(cfg.log_level, VRDMA_LOG_DEBUG);
@@ -87,7 +99,7 @@ static void test_full(void **state)
 	assert_gid(&cfg.vms[0].gids[1], "fd00::5");
 	assert_true(cfg.vms[0].has_mac);
 	assert_memory_equal(cfg.vms[0].mac, mac, 6);
-	assert_int_equal(cfg.vms[0].line, 11);
+	assert_int_equal(cfg.vms[0].line, 12);
 	vrdma_config_free(&cfg);
 	assert_null(cfg.vms);
 	assert_int_equal(cfg.n_vms, 0);
@@ -111,6 +123,12 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.vms[0].socket, "/run/vrdmad/a.sock");
 	assert_false(cfg.vms[0].has_mac);
 	assert_int_equal(cfg.vms[0].line, 3);
+	assert_int_equal(cfg.idle_spin_us, 50);
+	assert_int_equal(cfg.vms[0].max_cq, 64);
+	assert_int_equal(cfg.vms[0].max_qp, 64);
+	assert_string_equal(cfg.vms[0].socket_owner, "");
+	assert_string_equal(cfg.vms[0].socket_group, "");
+	assert_int_equal(cfg.vms[0].socket_mode, 0600);
 	vrdma_config_free(&cfg);
 
 	/* no VMs at all is fine */
@@ -456,6 +474,21 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:4: mac '01:00:5e:00:00:01' must be a unicast address" },
 	{ PORT "[vm a]\nmac = 00:00:00:00:00:00\n",
 	  "t.conf:4: mac '00:00:00:00:00:00' must be a unicast address" },
+	{ PORT "[vm a]\nmax_cq = 0\n", "t.conf:4: max_cq must be an integer from 1 to 16384" },
+	{ PORT "[vm a]\nmax_qp = 16385\n", "t.conf:4: max_qp must be an integer from 1 to 16384" },
+	{ PORT "[vm a]\nmax_qp = 8k\n", "t.conf:4: max_qp must be an integer from 1 to 16384" },
+	{ PORT "[vm a]\nsocket_mode = 0400\n",
+	  "t.conf:4: socket_mode 0400 must let the owner read and write" },
+	{ PORT "[vm a]\nsocket_mode = 0689\n", "t.conf:4: socket_mode must be an octal mode like 0660" },
+	{ PORT "[vm a]\nsocket_mode = 01777\n", "t.conf:4: socket_mode must be an octal mode like 0660" },
+	{ PORT "[vm a]\nsocket_mode = rw\n", "t.conf:4: socket_mode must be an octal mode like 0660" },
+	{ PORT "[vm a]\nsocket_owner = qemu;rm\n",
+	  "t.conf:4: socket_owner 'qemu;rm' is not a user or group name" },
+	{ PORT "[vm a]\nsocket_group = -kvm\n",
+	  "t.conf:4: socket_group '-kvm' is not a user or group name" },
+	{ PORT "[vm a]\nsocket_group = " X50 "\n", "t.conf:4: socket_group is too long (at most 32 bytes)" },
+	{ "[daemon]\nidle_spin_us = -1\n" PORT,
+	  "t.conf:2: idle_spin_us must be an integer from 0 to 1000000" },
 	/* whole-file checks */
 	{ "", "t.conf: [port] interface is required" },
 	{ "[daemon]\n[port]\nxdp_mode = skb\n", "t.conf: [port] interface is required" },

@@ -1,0 +1,89 @@
+#!/bin/bash
+# The virtio-rdma device end to end through libvrdma: two VMs of one daemon
+# (loopback, no NIC on the data path), every control command, RC/UC/UD
+# traffic, bad WQEs, disconnect and reconnect; with workers = 1 and 2; and an
+# idle daemon that sleeps.
+#
+#   netns vrA-ID                                   netns vrB-ID
+#   +------------------------------------------+   +-------------+
+#   | vrdmad on vA-ID (XDP)                    |   | vB-ID       |
+#   |   vm alpha  ::ffff:10.204.0.11  alpha.sock|<->| 10.204.0.2  |
+#   |   vm beta   ::ffff:10.204.0.12  beta.sock |   +-------------+
+#   |      ^ vrdma_test (libvrdma) on both sockets
+#   +------------------------------------------+
+set -e
+source "$(dirname "$0")/../lib.sh"
+: "${VRDMA_TEST:?set VRDMA_TEST to the vrdma_test binary}"
+
+setup_pair "10.204.0.1/24" "10.204.0.2/24"
+VMS="[vm alpha]
+gid = 10.204.0.11
+mac = 52:54:00:00:04:11
+socket = $TMP/alpha.sock
+max_cq = 8
+max_qp = 8
+[vm beta]
+gid = 10.204.0.12
+mac = 52:54:00:00:04:12
+socket = $TMP/beta.sock
+socket_owner = nobody
+socket_group = nogroup
+socket_mode = 0660
+max_cq = 8
+max_qp = 8"
+
+echo "device: virtio-rdma through libvrdma ($NSA)"
+
+no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG"; }
+
+# vrdma_test prints "vrdma_test: P passed, F failed"; keep its output.
+run_vrdma_test() {
+	local out=$TMP/vrdma_test.$1.out
+	timeout 300 "$VRDMA_TEST" "$TMP/alpha.sock" "$TMP/beta.sock" > "$out" 2>&1 || {
+		grep -v '^ok ' "$out" | tail -30
+		return 1
+	}
+	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out"
+}
+
+sockets_mode() {
+	[ "$(stat -c '%U %G %a' "$TMP/alpha.sock")" = "root root 600" ] &&
+	[ "$(stat -c '%U %G %a' "$TMP/beta.sock")" = "nobody nogroup 660" ]
+}
+
+# CPU ticks (user + system, 10 ms each) the daemon used over 3 s — what ps reads.
+idle_ticks() {
+	local a b
+	a=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+	sleep 3
+	b=$(awk '{print $14 + $15}' "/proc/$DPID/stat")
+	echo $((b - a))
+}
+idle_cpu_low() {
+	local t
+	t=$(idle_ticks)
+	echo "    idle daemon: $t ticks of 10 ms in 3 s"
+	[ "$t" -le 9 ]	# under 3 % of one core
+}
+
+connected_is() { [ "$(jstat ".vms[0].device.connected")" = "$1" ]; }
+
+for workers in 1 2; do
+	CONF=$(write_conf "" "$VMS" "w$workers.conf")
+	sed -i "s/^\[daemon\]$/[daemon]\nworkers = $workers\nidle_spin_us = 50/" "$CONF"
+	start_daemon "$CONF"
+	check "workers = $workers: the VM sockets have their owner, group and mode" sockets_mode
+	check "workers = $workers: every vrdma_test case passes" run_vrdma_test "$workers"
+	check "workers = $workers: the VMs' frames stayed off the NIC (loopback)" \
+		jstat '.port.loopback_frames > 100 and .port.tx_frames == 0'
+	check "workers = $workers: control errors and refused WQEs were counted" \
+		jstat '.vms[0].device.ctrl_errors > 0 and .vms[0].device.refused_wqes > 0'
+	[ "$workers" = 1 ] || check "workers = 2: frames crossed between the workers' rings" \
+		jstat '.port.handed_over > 100'
+	check "workers = $workers: no front-end connected after the test" connected_is false
+	check "workers = $workers: idle, the daemon sleeps (< 3 % CPU)" idle_cpu_low
+	stop_daemon
+	check "workers = $workers: exit code 0" test "$RC" = 0
+	check "workers = $workers: no sanitizer report" no_sanitizer_report
+done
+summary
