@@ -740,6 +740,11 @@ static int check_whole(struct parser *p)
 
 		if (!vm->n_gids)
 			return perr(p, vm->line, "vm %s has no gid", vm->name);
+		/* vhost-user names a queue's eventfds with an 8-bit index. */
+		if (1 + vm->max_cq + 2 * vm->max_qp > VRDMA_CONF_MAX_VQS)
+			return perr(p, vm->line,
+				    "vm %s needs 1 + max_cq + 2 * max_qp = %u virtqueues; vhost-user addresses at most %d",
+				    vm->name, 1 + vm->max_cq + 2 * vm->max_qp, VRDMA_CONF_MAX_VQS);
 		if (!strcmp(vm->socket, cfg->control_socket))
 			return perr(p, vm->line,
 				    "vm %s uses the same socket as control_socket",

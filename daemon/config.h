@@ -20,6 +20,7 @@
 #define VRDMA_CONF_DEFAULT_QUEUES 64	/* max_cq and max_qp of a VM */
 #define VRDMA_CONF_MAX_QUEUES 16384	/* the RFC's bound */
 #define VRDMA_CONF_DEFAULT_IDLE_SPIN_US 50
+#define VRDMA_CONF_MAX_VQS 256		/* vhost-user's 8-bit queue index */
 
 enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes */
 	VRDMA_LOG_ERROR = 3,

@@ -8,10 +8,11 @@
 
 #include "guest_mem.h"
 
-/* [a, a + alen) and [b, b + blen) overlap; both are known not to wrap. */
+/* [a, a + alen) and [b, b + blen) overlap. Differences, not sums: a
+ * region may end exactly at 2^64. */
 static bool overlaps(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
 {
-	return a < b + blen && b < a + alen;
+	return a <= b ? b - a < alen : a - b < blen;
 }
 
 int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,

@@ -1371,7 +1371,18 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 
 void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
 {
-	if (vdev_live(v))
+	uint32_t k = pkt->h.dqpn - VIRTIO_RDMA_FIRST_QPN;
+
+	if (!vdev_live(v))
+		return;
+	/* A receive the driver posted before the peer sent must be there when
+	 * the message arrives (UC and UD have no RNR to fall back on): take
+	 * what the receive queue holds first. */
+	if (pkt->h.dqpn >= VIRTIO_RDMA_FIRST_QPN && k < v->max_qp && v->qps[k].eng &&
+	    virtq_ready(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)]) &&
+	    virtq_has_work(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)]))
+		poll_wq(v, &v->qps[k], k, true);
+	if (!v->broken)
 		eng_rx(v->eng, pkt);
 }
 

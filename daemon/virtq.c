@@ -117,6 +117,7 @@ static int walk(struct virtq_elem *e, const struct guest_mem *gm, const struct v
 int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e)
 {
 	uint16_t avail_idx, head;
+	int r;
 
 	avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
 	if (avail_idx == vq->last_avail)
@@ -131,7 +132,8 @@ int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e
 	if (head >= vq->num)
 		return -ERANGE;
 	vq->last_avail++;
-	return walk(e, gm, vq->desc, vq->num, head, false);
+	r = walk(e, gm, vq->desc, vq->num, head, false);
+	return r ? r : 1;
 }
 
 void virtq_unpop(struct virtq *vq)

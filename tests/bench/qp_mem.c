@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The daemon's memory per QP (make bench): opens QPs on one VM through
- * libvrdma and reads vrdmad's resident memory from /proc at 0, 1, 64 and 1024
- * QPs. Private memory (RssAnon) is what the daemon itself allocates; the
- * shared part (RssShmem) is the VM's own memory — rings and buffers — that
+ * The daemon's memory per QP (make bench): opens QPs through libvrdma on
+ * several VMs (vhost-user addresses at most 256 queues per device, so at most
+ * 127 QPs each) and reads vrdmad's resident memory from /proc at 0, 1, 64 and
+ * 1024 QPs. Private memory (RssAnon) is what the daemon itself allocates; the
+ * shared part (RssShmem) is the VMs' own memory — rings and buffers — that
  * the daemon touches. Target: <= 8 KiB private per QP.
  *
- * Usage: qp_mem SOCKET DAEMON_PID
+ * Usage: qp_mem DAEMON_PID SOCKET...
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "libvrdma.h"
+
+#define MAX_VMS 16
 
 static long status_kb(int pid, const char *field)
 {
@@ -33,6 +36,13 @@ static long status_kb(int pid, const char *field)
 	return v;
 }
 
+struct vm {
+	struct vrdma_ctx *ctx;
+	struct vrdma_pd *pd;
+	struct vrdma_cq *cq;
+	uint32_t max_qp, n_qp;
+};
+
 int main(int argc, char **argv)
 {
 	static const unsigned int steps[] = { 1, 64, 1024 };
@@ -40,50 +50,62 @@ int main(int argc, char **argv)
 		.qp_type = VIRTIO_IB_QPT_RC, .max_send_wr = 16, .max_recv_wr = 16,
 		.max_send_sge = 1, .max_recv_sge = 1,
 	};
-	struct vrdma_open_attr oa = { .mem_size = 256u << 20 };
-	struct vrdma_qp **qps;
-	struct vrdma_ctx *ctx;
-	struct vrdma_pd *pd;
-	struct vrdma_cq *cq;
+	struct vrdma_open_attr oa = { .mem_size = 32u << 20 };
+	struct virtio_rdma_config cfg;
+	struct vm vms[MAX_VMS] = { 0 };
+	unsigned int n_vms, v = 0, n = 0, s;
 	long anon0, shm0, anon = 0, shm = 0;
-	unsigned int i, n = 0, s;
-	int pid, err;
+	struct vrdma_qp *qp;
+	int pid, err = 0;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: qp_mem SOCKET DAEMON_PID\n");
+	if (argc < 3 || argc - 2 > MAX_VMS) {
+		fprintf(stderr, "usage: qp_mem DAEMON_PID SOCKET... (at most %d)\n", MAX_VMS);
 		return 2;
 	}
-	pid = atoi(argv[2]);
-	qps = calloc(1024, sizeof(*qps));
-	err = vrdma_open(argv[1], &oa, &ctx);
-	if (err || !qps) {
-		fprintf(stderr, "qp_mem: cannot open %s: %s\n", argv[1], strerror(-err));
-		return 1;
+	pid = atoi(argv[1]);
+	n_vms = (unsigned int)argc - 2;
+	for (v = 0; v < n_vms; v++) {
+		struct vm *m = &vms[v];
+
+		if ((err = vrdma_open(argv[2 + v], &oa, &m->ctx)) ||
+		    (err = vrdma_query_device(m->ctx, &cfg)) ||
+		    (err = vrdma_alloc_pd(m->ctx, &m->pd)) ||
+		    (err = vrdma_create_cq(m->ctx, 64, &m->cq))) {
+			fprintf(stderr, "qp_mem: %s: %s\n", argv[2 + v], strerror(-err));
+			goto close_vms;
+		}
+		m->max_qp = cfg.max_qp;
 	}
-	if ((err = vrdma_alloc_pd(ctx, &pd)) || (err = vrdma_create_cq(ctx, 64, &cq))) {
-		fprintf(stderr, "qp_mem: setup: %s\n", strerror(-err));
-		goto close_ctx;
-	}
-	init.send_cq = init.recv_cq = cq;
 	anon0 = status_kb(pid, "RssAnon");
 	shm0 = status_kb(pid, "RssShmem");
 	printf("%-8s %12s %12s %16s\n", "QPs", "RssAnon KiB", "RssShmem KiB", "private/QP KiB");
 	printf("%-8u %12ld %12ld %16s\n", 0, anon0, shm0, "-");
+	v = 0;
 	for (s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 		for (; n < steps[s]; n++) {
-			err = vrdma_create_qp(pd, &init, &qps[n]);
+			while (v < n_vms && vms[v].n_qp == vms[v].max_qp)
+				v++;
+			if (v == n_vms) {
+				fprintf(stderr, "qp_mem: the VMs hold only %u QPs\n", n);
+				err = -ENOSPC;
+				goto close_vms;
+			}
+			init.send_cq = init.recv_cq = vms[v].cq;
+			err = vrdma_create_qp(vms[v].pd, &init, &qp);
 			if (err) {
 				fprintf(stderr, "qp_mem: QP %u: %s\n", n, strerror(-err));
-				goto close_ctx;
+				goto close_vms;
 			}
+			vms[v].n_qp++;
 		}
 		anon = status_kb(pid, "RssAnon");
 		shm = status_kb(pid, "RssShmem");
 		printf("%-8u %12ld %12ld %16.2f\n", n, anon, shm, (double)(anon - anon0) / n);
 	}
 	printf("bench: qp_private_kib_per_qp=%.2f target<=8\n", (double)(anon - anon0) / n);
-close_ctx:
-	vrdma_close(ctx);
-	free(qps);
+close_vms:
+	for (v = 0; v < n_vms; v++)
+		if (vms[v].ctx)
+			vrdma_close(vms[v].ctx);	/* frees its PD, CQ and QPs */
 	return err ? 1 : 0;
 }

@@ -71,14 +71,14 @@ static void test_full(void **state)
 		 "socket = /run/x/web.sock\n"
 		 "gid = 10.0.0.5, fd00::5\n"
 		 "mac = 52:54:00:AB:cd:EF\n"
-		 "max_cq = 16384\n"
+		 "max_cq = 251\n"
 		 "max_qp = 2\n"
 		 "socket_owner = libvirt-qemu\n"
 		 "socket_group = 64055\n"
 		 "socket_mode = 0660\n");
 	assert_string_equal(cfg.path, "t.conf");
 	assert_int_equal(cfg.idle_spin_us, 200);
-	assert_int_equal(cfg.vms[0].max_cq, 16384);
+	assert_int_equal(cfg.vms[0].max_cq, 251);
 	assert_int_equal(cfg.vms[0].max_qp, 2);
 	assert_string_equal(cfg.vms[0].socket_owner, "libvirt-qemu");
 	assert_string_equal(cfg.vms[0].socket_group, "64055");
@@ -487,6 +487,8 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "[vm a]\nsocket_group = -kvm\n",
 	  "t.conf:4: socket_group '-kvm' is not a user or group name" },
 	{ PORT "[vm a]\nsocket_group = " X50 "\n", "t.conf:4: socket_group is too long (at most 32 bytes)" },
+	{ PORT "[vm a]\ngid = 10.0.0.1\nmax_cq = 2\nmax_qp = 127\n",
+	  "t.conf:3: vm a needs 1 + max_cq + 2 * max_qp = 257 virtqueues; vhost-user addresses at most 256" },
 	{ "[daemon]\nidle_spin_us = -1\n" PORT,
 	  "t.conf:2: idle_spin_us must be an integer from 0 to 1000000" },
 	/* whole-file checks */

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libFuzzer target for the control commands (vdev_ctrl_exec in
+ * daemon/vdev.c), `make fuzz`.
+ *
+ * Each input gets a fresh device (max_cq = max_qp = 4) connected through a
+ * socketpair, after a valid vhost-user handshake (SET_OWNER, SET_FEATURES,
+ * SET_PROTOCOL_FEATURES, SET_MEM_TABLE): 256 KiB of guest memory at guest
+ * address 0x100000000, a memfd the fuzzer maps too. The device is freed at
+ * the end of the input (LeakSanitizer sees what the commands leak).
+ *
+ * Input: a header, then records.
+ *   byte 0: bits 0-5  chunk length in 64-byte units (0..4032 bytes): that
+ *                     many bytes of the input that follow are copied to the
+ *                     start of guest memory (the rest is zeroed), so the page
+ *                     arrays of REG_USER_MR / MAP_MR_SG are fuzzer bytes
+ *           bit 6     fix the chunk's le64s into guest addresses:
+ *                     0x100000000 + (x mod 256 KiB)
+ *           bit 7     ... and page-align them
+ *   then records, as long as the input lasts:
+ *     u8 command: bits 0-4 the command (0..31: unknown ones too),
+ *                 bit 7 fix the request: guest-address fields (pages)
+ *                 into guest memory, QPNs to 16 + (qpn % 8)
+ *     u8 length:  bit 7 set: the exact size of the command's request;
+ *                 else bits 0-6 (0..127 bytes)
+ *     the request: that many bytes (zero-padded where the input ends)
+ *   Handles come out small (pdn, cqn, mrn from 0/1, QPN 16 + slot), so later
+ *   records of the same input reuse what earlier ones created.
+ *
+ * Checks: the status is a known one (<= VIRTIO_RDMA_ERR_UNSUPP); on OK the
+ * response length is exactly the command's response size and at most the
+ * capacity; the device stays live. FUZZ_VERBOSE=1 keeps the daemon's log
+ * and prints each command's status.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "vdev.h"
+#include "vhost_backend.h"
+#include "vhost_user.h"
+#include "virtio_rdma.h"
+
+#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+
+#define GUEST_GPA	0x100000000ull
+#define GUEST_SIZE	(256u << 10)
+#define MAX_CHUNK	(63u * 64u)
+#define RSP_CAP		256u
+
+static int memfd = -1;
+static uint8_t *guest;			/* the fuzzer's view of guest memory */
+static int sp[2] = { -1, -1 };		/* sp[0]: the device's end */
+static struct vrdma_vm_config vmcfg;
+static struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
+static uint64_t clock_ns;
+static struct vdev v;
+static bool verbose;
+
+static uint64_t h_now(void *ctx)
+{
+	(void)ctx;
+	return clock_ns += 1000;
+}
+
+static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+{
+	(void)ctx; (void)len; (void)frags; (void)max;
+	return 0;
+}
+
+static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	(void)ctx; (void)frags; (void)n; (void)len;
+}
+
+static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
+
+static void drain(void)
+{
+	char buf[4096];
+
+	while (recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+}
+
+static int send_msg(uint32_t req, const void *payload, uint32_t size, int *fds, unsigned int nfds)
+{
+	struct vhost_user_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = req;
+	m.hdr.flags = VHOST_USER_VERSION;
+	m.hdr.size = size;
+	if (size)
+		memcpy(&m.payload, payload, size);
+	return vu_dispatch(&v.vu, &m, fds, nfds);
+}
+
+static void handshake(void)
+{
+	uint64_t u;
+	struct vhost_user_memory mem;
+	int fd;
+
+	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
+		goto fail;
+	u = VU_FEATURES;
+	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
+		goto fail;
+	u = VU_PROTOCOL_FEATURES;
+	if (send_msg(VHOST_USER_SET_PROTOCOL_FEATURES, &u, sizeof(u), NULL, 0) < 0)
+		goto fail;
+	memset(&mem, 0, sizeof(mem));
+	mem.nregions = 1;
+	mem.regions[0].guest_phys_addr = GUEST_GPA;
+	mem.regions[0].memory_size = GUEST_SIZE;
+	mem.regions[0].userspace_addr = (uint64_t)(uintptr_t)guest;
+	mem.regions[0].mmap_offset = 0;
+	fd = dup(memfd);
+	CHECK(fd >= 0);
+	if (send_msg(VHOST_USER_SET_MEM_TABLE, &mem,
+		     offsetof(struct vhost_user_memory, regions) + sizeof(mem.regions[0]),
+		     &fd, 1) < 0)
+		goto fail;
+	return;
+fail:
+	fprintf(stderr, "handshake failed: %s\n", v.vu.last_error);
+	abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc; (void)argv;
+	verbose = getenv("FUZZ_VERBOSE");
+	if (!verbose)
+		log_set_level(VRDMA_LOG_ERROR - 1);
+	memfd = memfd_create("fuzz-guest", MFD_CLOEXEC);
+	CHECK(memfd >= 0);
+	CHECK(ftruncate(memfd, GUEST_SIZE) == 0);
+	guest = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	CHECK(guest != MAP_FAILED);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) == 0);
+
+	snprintf(vmcfg.name, sizeof(vmcfg.name), "fz");
+	vmcfg.n_gids = 1;
+	memset(vmcfg.gids[0].raw, 0, 16);
+	vmcfg.gids[0].raw[10] = 0xff;
+	vmcfg.gids[0].raw[11] = 0xff;
+	vmcfg.gids[0].raw[12] = 10;
+	vmcfg.gids[0].raw[15] = 1;
+	vmcfg.max_cq = 4;
+	vmcfg.max_qp = 4;
+	vmcfg.socket_mode = 0600;
+	return 0;
+}
+
+/* The request and response sizes of each command (0: none / unknown). */
+static size_t req_size(uint8_t cmd)
+{
+	switch (cmd) {
+	case VIRTIO_CMD_QUERY_PORT: return sizeof(struct virtio_rdma_cmd_query_port);
+	case VIRTIO_CMD_CREATE_CQ: return sizeof(struct virtio_rdma_cmd_create_cq);
+	case VIRTIO_CMD_DESTROY_CQ: return sizeof(struct virtio_rdma_cmd_destroy_cq);
+	case VIRTIO_CMD_CREATE_PD: return 0;
+	case VIRTIO_CMD_DESTROY_PD: return sizeof(struct virtio_rdma_cmd_destroy_pd);
+	case VIRTIO_CMD_GET_DMA_MR: return sizeof(struct virtio_rdma_cmd_get_dma_mr);
+	case VIRTIO_CMD_CREATE_MR: return sizeof(struct virtio_rdma_cmd_create_mr);
+	case VIRTIO_CMD_MAP_MR_SG: return sizeof(struct virtio_rdma_cmd_map_mr_sg);
+	case VIRTIO_CMD_REG_USER_MR: return sizeof(struct virtio_rdma_cmd_reg_user_mr);
+	case VIRTIO_CMD_DEREG_MR: return sizeof(struct virtio_rdma_cmd_dereg_mr);
+	case VIRTIO_CMD_CREATE_QP: return sizeof(struct virtio_rdma_cmd_create_qp);
+	case VIRTIO_CMD_MODIFY_QP: return sizeof(struct virtio_rdma_cmd_modify_qp);
+	case VIRTIO_CMD_QUERY_QP: return sizeof(struct virtio_rdma_cmd_query_qp);
+	case VIRTIO_CMD_DESTROY_QP: return sizeof(struct virtio_rdma_cmd_destroy_qp);
+	case VIRTIO_CMD_QUERY_PKEY: return sizeof(struct virtio_rdma_cmd_query_pkey);
+	case VIRTIO_CMD_ADD_GID: return sizeof(struct virtio_rdma_cmd_add_gid);
+	case VIRTIO_CMD_DEL_GID: return sizeof(struct virtio_rdma_cmd_del_gid);
+	case VIRTIO_CMD_REQ_NOTIFY_CQ: return sizeof(struct virtio_rdma_cmd_req_notify);
+	default: return 0;
+	}
+}
+
+static size_t rsp_size(uint8_t cmd)
+{
+	switch (cmd) {
+	case VIRTIO_CMD_QUERY_PORT: return sizeof(struct virtio_rdma_rsp_query_port);
+	case VIRTIO_CMD_CREATE_CQ: return sizeof(struct virtio_rdma_rsp_create_cq);
+	case VIRTIO_CMD_CREATE_PD: return sizeof(struct virtio_rdma_rsp_create_pd);
+	case VIRTIO_CMD_GET_DMA_MR:
+	case VIRTIO_CMD_CREATE_MR:
+	case VIRTIO_CMD_REG_USER_MR: return sizeof(struct virtio_rdma_rsp_mr);
+	case VIRTIO_CMD_MAP_MR_SG: return sizeof(struct virtio_rdma_rsp_map_mr_sg);
+	case VIRTIO_CMD_CREATE_QP: return sizeof(struct virtio_rdma_rsp_create_qp);
+	case VIRTIO_CMD_QUERY_QP: return sizeof(struct virtio_rdma_rsp_query_qp);
+	case VIRTIO_CMD_QUERY_PKEY: return sizeof(struct virtio_rdma_rsp_query_pkey);
+	default: return 0;
+	}
+}
+
+static uint64_t fix_gpa(uint64_t x, bool align)
+{
+	x = GUEST_GPA + x % GUEST_SIZE;
+	return align ? x & ~(uint64_t)(VIRTIO_RDMA_PAGE_SIZE - 1) : x;
+}
+
+#define FIELD(buf, type, f) ((buf) + offsetof(type, f))
+
+static void fix_request(uint8_t cmd, uint8_t *req)
+{
+	uint64_t u64;
+	uint32_t u32;
+
+	switch (cmd) {
+	case VIRTIO_CMD_MAP_MR_SG:
+		memcpy(&u64, FIELD(req, struct virtio_rdma_cmd_map_mr_sg, pages), 8);
+		u64 = fix_gpa(u64, false);
+		memcpy(FIELD(req, struct virtio_rdma_cmd_map_mr_sg, pages), &u64, 8);
+		break;
+	case VIRTIO_CMD_REG_USER_MR:
+		memcpy(&u64, FIELD(req, struct virtio_rdma_cmd_reg_user_mr, pages), 8);
+		u64 = fix_gpa(u64, false);
+		memcpy(FIELD(req, struct virtio_rdma_cmd_reg_user_mr, pages), &u64, 8);
+		memcpy(&u32, FIELD(req, struct virtio_rdma_cmd_reg_user_mr, npages), 4);
+		u32 %= 64;
+		memcpy(FIELD(req, struct virtio_rdma_cmd_reg_user_mr, npages), &u32, 4);
+		break;
+	case VIRTIO_CMD_MODIFY_QP:
+	case VIRTIO_CMD_QUERY_QP:
+	case VIRTIO_CMD_DESTROY_QP:
+		/* qpn is the first field of all three */
+		memcpy(&u32, req, 4);
+		u32 = VIRTIO_RDMA_FIRST_QPN + u32 % 8;
+		memcpy(req, &u32, 4);
+		break;
+	default:
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static uint8_t req[1024], rsp[RSP_CAP];
+	size_t chunk, i;
+	uint8_t flags;
+
+	if (size < 1)
+		return 0;
+	flags = data[0];
+	data++, size--;
+
+	CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
+	v.vu.fd = sp[0];
+	handshake();
+
+	/* Guest memory: the chunk, zeroes after it (what earlier inputs left). */
+	chunk = (flags & 0x3f) * 64u;
+	if (chunk > size)
+		chunk = size;
+	memcpy(guest, data, chunk);
+	memset(guest + chunk, 0, MAX_CHUNK + 64 - chunk);
+	if (flags & 0x40) {
+		for (i = 0; i + 8 <= chunk; i += 8) {
+			uint64_t x;
+
+			memcpy(&x, guest + i, 8);
+			x = fix_gpa(x, flags & 0x80);
+			memcpy(guest + i, &x, 8);
+		}
+	}
+	data += chunk, size -= chunk;
+
+	while (size >= 2) {
+		uint8_t cmd = data[0] & 0x1f, st;
+		bool fix = data[0] & 0x80;
+		size_t len = data[1] & 0x80 ? req_size(cmd) : data[1] & 0x7fu;
+		size_t take = len < size - 2 ? len : size - 2;
+		uint32_t rsp_len = 0xdeadbeef;
+
+		memset(req, 0, sizeof(req));
+		memcpy(req, data + 2, take);
+		data += 2 + take, size -= 2 + take;
+		if (fix && len >= req_size(cmd))
+			fix_request(cmd, req);
+
+		memset(rsp, 0xa5, sizeof(rsp));
+		st = vdev_ctrl_exec(&v, cmd, req, len, rsp, sizeof(rsp), &rsp_len);
+		if (verbose)
+			fprintf(stderr, "cmd %u len %zu: status %u rsp_len %u\n", cmd, len, st,
+				st == VIRTIO_RDMA_OK ? rsp_len : 0);
+		CHECK(st <= VIRTIO_RDMA_ERR_UNSUPP);
+		if (st == VIRTIO_RDMA_OK) {
+			if (rsp_len != rsp_size(cmd)) {
+				fprintf(stderr, "cmd %u: rsp_len %u, expected %zu\n", cmd, rsp_len,
+					rsp_size(cmd));
+				__builtin_trap();
+			}
+			CHECK(rsp_len <= sizeof(rsp));
+		}
+		CHECK(vdev_live(&v));
+	}
+
+	vdev_free(&v);
+	drain();
+	return 0;
+}

@@ -1,0 +1,1854 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests for the vhost-user back-end (daemon/vhost_backend.c), guest
+ * memory (daemon/guest_mem.c) and virtqueue validation (daemon/virtq.c), seen
+ * through a whole device (daemon/vdev.c): every refused message or virtqueue
+ * violation must leave a clear error, keep the process alive, and leave a
+ * second device with its own memory working.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "log.h"
+#include "vdev.h"
+#include "vhost_backend.h"
+#include "vhost_user.h"
+#include "virtio_rdma.h"
+#include "virtq.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#define MEM_SIZE	(1u << 20)
+#define GPA_BASE	0x100000000ull
+#define RING_NUM	8u
+#define MAX_CQ		4u
+#define MAX_QP		4u
+#define N_VQS		(1u + MAX_CQ + 2u * MAX_QP)	/* 13 */
+
+/* Guest memory layout (offsets into the 1 MiB region). */
+#define RING_OFF(q)	((uint64_t)(q) * 0x1000u)	/* desc +0, avail +0x200, used +0x400 */
+#define AVAIL_OFF	0x200u
+#define USED_OFF	0x400u
+#define DATA_OFF	0x20000u	/* control slot s: request +s*0x400, response +0x200 */
+#define SCRATCH_OFF	0x40000u	/* indirect tables, page lists */
+#define PAGES_OFF	0x80000u	/* MR pages */
+
+#define EXPECT_FEATURES ((1ull << 32) | (1ull << 28) | (1ull << 30))
+#define EXPECT_PROTOCOL ((1ull << 0) | (1ull << 3) | (1ull << 9) | (1ull << 13) | (1ull << 16))
+
+#define V1	VHOST_USER_VERSION
+#define NEED	(VHOST_USER_VERSION | VHOST_USER_NEED_REPLY_MASK)
+
+struct fx {
+	struct vrdma_vm_config cfg;
+	struct vdev *v;
+	int sock[2];		/* [0] the daemon's end, [1] ours */
+	int memfd;
+	uint8_t *mem;
+	uint16_t avail_idx;	/* queue 0, as the driver */
+	uint16_t used_seen;
+	struct vhost_user_msg reply;
+	bool have_reply;
+};
+
+/* ---- host callbacks ---- */
+
+static uint64_t fake_clock;
+
+static uint64_t host_now(void *ctx)
+{
+	(void)ctx;
+	return fake_clock += 1000;
+}
+
+static unsigned int host_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags,
+				  unsigned int max)
+{
+	(void)ctx; (void)len; (void)frags; (void)max;
+	return 0;
+}
+
+static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	(void)ctx; (void)frags; (void)n; (void)len;
+}
+
+static const uint8_t vm_gid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1 };
+
+/* ---- helpers ---- */
+
+static unsigned int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static bool fd_is_open(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+/* Fixtures still alive, freed by the teardown when a test fails midway. */
+static struct fx *live_fx[8];
+
+static struct fx *fx_new(const char *name, uint32_t vm_id)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
+	struct vdev_host host = { host_now, host_tx_alloc, host_tx_send, NULL };
+
+	assert_non_null(f);
+	snprintf(f->cfg.name, sizeof(f->cfg.name), "%s", name);
+	f->cfg.n_gids = 1;
+	memcpy(f->cfg.gids[0].raw, vm_gid, 16);
+	f->cfg.max_cq = MAX_CQ;
+	f->cfg.max_qp = MAX_QP;
+	f->cfg.socket_mode = 0600;
+	f->v = calloc(1, sizeof(*f->v));
+	assert_non_null(f->v);
+	assert_int_equal(vdev_init(f->v, &f->cfg, vm_id, &port, &host, NULL), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sock), 0);
+	f->v->vu.fd = f->sock[0];
+	f->memfd = memfd_create(name, MFD_CLOEXEC);
+	assert_true(f->memfd >= 0);
+	assert_int_equal(ftruncate(f->memfd, MEM_SIZE), 0);
+	f->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
+	assert_true(f->mem != MAP_FAILED);
+	for (unsigned int i = 0; i < ARRAY_SIZE(live_fx); i++) {
+		if (!live_fx[i]) {
+			live_fx[i] = f;
+			break;
+		}
+	}
+	return f;
+}
+
+static void fx_free(struct fx *f)
+{
+	for (unsigned int i = 0; i < ARRAY_SIZE(live_fx); i++)
+		if (live_fx[i] == f)
+			live_fx[i] = NULL;
+	vdev_free(f->v);
+	free(f->v);
+	close(f->sock[0]);
+	close(f->sock[1]);
+	munmap(f->mem, MEM_SIZE);
+	close(f->memfd);
+	free(f);
+}
+
+static uint64_t uva(const struct fx *f, uint64_t off)
+{
+	return (uint64_t)(uintptr_t)f->mem + off;
+}
+
+static uint64_t gpa(uint64_t off)
+{
+	return GPA_BASE + off;
+}
+
+static struct vring_desc *ring_desc(struct fx *f, unsigned int q)
+{
+	return (struct vring_desc *)(f->mem + RING_OFF(q));
+}
+
+static struct vring_avail *ring_avail(struct fx *f, unsigned int q)
+{
+	return (struct vring_avail *)(f->mem + RING_OFF(q) + AVAIL_OFF);
+}
+
+static struct vring_used *ring_used(struct fx *f, unsigned int q)
+{
+	return (struct vring_used *)(f->mem + RING_OFF(q) + USED_OFF);
+}
+
+static struct vring_desc rd_desc_at(uint64_t off, uint32_t len, uint16_t next)
+{
+	return (struct vring_desc){ gpa(off), len, VRING_DESC_F_NEXT, next };
+}
+
+/* Read one reply from our end of the socket, if there is one. */
+static bool recv_reply(struct fx *f)
+{
+	ssize_t n;
+
+	memset(&f->reply, 0, sizeof(f->reply));
+	n = recv(f->sock[1], &f->reply.hdr, sizeof(f->reply.hdr), MSG_DONTWAIT);
+	if (n <= 0)
+		return false;
+	assert_int_equal(n, sizeof(f->reply.hdr));
+	assert_true(f->reply.hdr.size <= sizeof(f->reply.payload));
+	if (f->reply.hdr.size) {
+		n = recv(f->sock[1], &f->reply.payload, f->reply.hdr.size, MSG_WAITALL);
+		assert_int_equal(n, f->reply.hdr.size);
+	}
+	return true;
+}
+
+/* Send one message through vu_dispatch; its reply (if any) lands in f->reply. */
+static int dispatch(struct fx *f, uint32_t request, uint32_t flags, const void *payload,
+		    uint32_t size, int *fds, unsigned int nfds)
+{
+	struct vhost_user_msg m;
+	int ret;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = request;
+	m.hdr.flags = flags;
+	m.hdr.size = size;
+	if (payload)
+		memcpy(&m.payload, payload, size < sizeof(m.payload) ? size : sizeof(m.payload));
+	ret = vu_dispatch(&f->v->vu, &m, fds, nfds);
+	f->have_reply = recv_reply(f);
+	if (f->have_reply)
+		assert_int_equal(f->reply.hdr.request, request);
+	return ret;
+}
+
+static int send_none(struct fx *f, uint32_t request, uint32_t flags)
+{
+	return dispatch(f, request, flags, NULL, 0, NULL, 0);
+}
+
+static int send_u64(struct fx *f, uint32_t request, uint32_t flags, uint64_t val)
+{
+	return dispatch(f, request, flags, &val, sizeof(val), NULL, 0);
+}
+
+static int send_state(struct fx *f, uint32_t request, uint32_t flags, uint32_t idx, uint32_t num)
+{
+	struct vhost_vring_state st = { idx, num };
+
+	return dispatch(f, request, flags, &st, sizeof(st), NULL, 0);
+}
+
+static int send_addr(struct fx *f, uint32_t idx, uint32_t aflags, uint64_t desc, uint64_t avail,
+		     uint64_t used)
+{
+	struct vhost_vring_addr a = {
+		.index = idx, .flags = aflags, .desc_user_addr = desc,
+		.used_user_addr = used, .avail_user_addr = avail,
+	};
+
+	return dispatch(f, VHOST_USER_SET_VRING_ADDR, V1, &a, sizeof(a), NULL, 0);
+}
+
+static int send_mem_table(struct fx *f, uint32_t flags, const struct vhost_user_mem_region *r,
+			  unsigned int n, int *fds, unsigned int nfds)
+{
+	union vhost_user_payload m;	/* dispatch copies up to a whole payload */
+
+	memset(&m, 0, sizeof(m));
+	m.memory.nregions = n;
+	memcpy(m.memory.regions, r,
+	       (n < VHOST_USER_MEM_REGIONS ? n : VHOST_USER_MEM_REGIONS) * sizeof(*r));
+	return dispatch(f, VHOST_USER_SET_MEM_TABLE, flags, &m,
+			(uint32_t)(offsetof(struct vhost_user_memory, regions) + n * sizeof(*r)),
+			fds, nfds);
+}
+
+/* A u64 message with one fd (passed in a copy: the daemon may take it). */
+static int send_u64_fd(struct fx *f, uint32_t request, uint32_t flags, uint64_t val, int fd)
+{
+	int fds[1] = { fd };
+
+	return dispatch(f, request, flags, &val, sizeof(val), fds, 1);
+}
+
+static struct vhost_user_mem_region main_region(const struct fx *f)
+{
+	return (struct vhost_user_mem_region){
+		.guest_phys_addr = GPA_BASE, .memory_size = MEM_SIZE,
+		.userspace_addr = uva(f, 0), .mmap_offset = 0,
+	};
+}
+
+static int send_main_mem_table(struct fx *f, uint32_t flags)
+{
+	struct vhost_user_mem_region r = main_region(f);
+	int fd = dup(f->memfd);
+
+	assert_true(fd >= 0);
+	return send_mem_table(f, flags, &r, 1, &fd, 1);
+}
+
+static void setup_ring(struct fx *f, unsigned int q)
+{
+	assert_int_equal(send_state(f, VHOST_USER_SET_VRING_NUM, V1, q, RING_NUM), 0);
+	assert_int_equal(send_addr(f, q, 0, uva(f, RING_OFF(q)), uva(f, RING_OFF(q) + AVAIL_OFF),
+				   uva(f, RING_OFF(q) + USED_OFF)), 0);
+	assert_int_equal(send_state(f, VHOST_USER_SET_VRING_BASE, V1, q, 0), 0);
+	assert_int_equal(send_u64(f, VHOST_USER_SET_VRING_KICK, V1,
+				  q | VHOST_USER_VRING_NOFD_MASK), 0);
+	assert_int_equal(send_state(f, VHOST_USER_SET_VRING_ENABLE, V1, q, 1), 0);
+}
+
+/* A fresh connection's handshake up to a running control queue. */
+static void handshake(struct fx *f)
+{
+	memset(f->mem, 0, DATA_OFF);
+	f->avail_idx = 0;
+	f->used_seen = 0;
+	assert_int_equal(send_none(f, VHOST_USER_GET_FEATURES, V1), 0);
+	assert_true(f->have_reply);
+	assert_int_equal(f->reply.payload.u64, EXPECT_FEATURES);
+	assert_int_equal(send_u64(f, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES), 0);
+	assert_int_equal(send_none(f, VHOST_USER_GET_PROTOCOL_FEATURES, V1), 0);
+	assert_true(f->have_reply);
+	assert_int_equal(f->reply.payload.u64, EXPECT_PROTOCOL);
+	assert_int_equal(send_u64(f, VHOST_USER_SET_PROTOCOL_FEATURES, V1, EXPECT_PROTOCOL), 0);
+	assert_int_equal(send_none(f, VHOST_USER_SET_OWNER, V1), 0);
+	assert_int_equal(send_main_mem_table(f, V1), 0);
+	setup_ring(f, 0);
+}
+
+static void reconnect(struct fx *f)
+{
+	vu_dev_disconnect(&f->v->vu);
+	assert_false(f->v->broken);
+	handshake(f);
+}
+
+/* Put head on queue 0's avail ring. */
+static void post(struct fx *f, uint16_t head)
+{
+	struct vring_avail *a = ring_avail(f, 0);
+
+	a->ring[f->avail_idx % RING_NUM] = head;
+	f->avail_idx++;
+	__atomic_store_n(&a->idx, f->avail_idx, __ATOMIC_RELEASE);
+}
+
+static uint8_t *slot_req(struct fx *f, unsigned int slot)
+{
+	return f->mem + DATA_OFF + slot * 0x400u;
+}
+
+static uint64_t slot_req_off(unsigned int slot)
+{
+	return DATA_OFF + slot * 0x400u;
+}
+
+/* Queue one control request (not yet polled); returns its head. */
+static uint16_t ctrl_submit(struct fx *f, uint8_t cmd, const void *req, uint32_t req_len,
+			    uint32_t rsp_cap)
+{
+	unsigned int slot = f->avail_idx % (RING_NUM / 2);
+	uint16_t head = (uint16_t)(slot * 2);
+	struct vring_desc *d = ring_desc(f, 0);
+	uint8_t *rq = slot_req(f, slot);
+
+	assert_true(req_len < 0x1ff && rsp_cap < 0x1ff);
+	rq[0] = cmd;
+	if (req_len)
+		memcpy(rq + 1, req, req_len);
+	memset(rq + 0x200, 0xee, 1 + rsp_cap);
+	d[head] = (struct vring_desc){ gpa(slot_req_off(slot)), 1 + req_len, VRING_DESC_F_NEXT,
+				       (uint16_t)(head + 1) };
+	d[head + 1] = (struct vring_desc){ gpa(slot_req_off(slot) + 0x200), 1 + rsp_cap,
+					   VRING_DESC_F_WRITE, 0 };
+	post(f, head);
+	return head;
+}
+
+static unsigned int poll_dev(struct fx *f)
+{
+	uint64_t t;
+
+	return vdev_poll(f->v, &t);
+}
+
+/* The next used entry of queue 0: its status, or -1 if none. */
+static int ctrl_reap(struct fx *f, uint16_t head, void *rsp, uint32_t *rsp_len)
+{
+	struct vring_used *u = ring_used(f, 0);
+	struct vring_used_elem e;
+	const uint8_t *buf;
+
+	if (__atomic_load_n(&u->idx, __ATOMIC_ACQUIRE) == f->used_seen)
+		return -1;
+	e = u->ring[f->used_seen % RING_NUM];
+	f->used_seen++;
+	assert_int_equal(e.id, head);
+	assert_true(e.len >= 1);
+	buf = f->mem + DATA_OFF + (head / 2) * 0x400u + 0x200;
+	if (rsp && e.len > 1)
+		memcpy(rsp, buf + 1, e.len - 1);
+	if (rsp_len)
+		*rsp_len = e.len - 1;
+	return buf[0];
+}
+
+static int ctrl(struct fx *f, uint8_t cmd, const void *req, uint32_t req_len, void *rsp,
+		uint32_t rsp_cap, uint32_t *rsp_len)
+{
+	uint16_t head = ctrl_submit(f, cmd, req, req_len, rsp_cap);
+
+	int st;
+
+	poll_dev(f);
+	st = ctrl_reap(f, head, rsp, rsp_len);
+	if (st < 0)
+		fail_msg("vm %s: control command %u not completed: used idx %u, the device took "
+			 "%u of %u avail entries, broken %d, %" PRIu64 " commands executed",
+			 f->cfg.name, cmd, ring_used(f, 0)->idx, f->v->vu.vqs[0].last_avail,
+			 f->avail_idx, f->v->broken, f->v->stats.ctrl_cmds);
+	return st;
+}
+
+static uint32_t create_pd(struct fx *f)
+{
+	struct virtio_rdma_rsp_create_pd r = { 0 };
+	uint32_t len = 0;
+
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_PD, NULL, 0, &r, sizeof(r), &len),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(len, sizeof(r));
+	return le32toh(r.pdn);
+}
+
+/* The device answers its control queue. */
+static void assert_works(struct fx *f)
+{
+	assert_false(f->v->broken);
+	(void)create_pd(f);
+}
+
+/* A refused message: negative, counted, explained. */
+#define assert_refused(f, expr) do {						\
+		uint64_t bad_ = (f)->v->vu.bad_messages;			\
+		(f)->v->vu.last_error[0] = 0;					\
+		assert_true((expr) < 0);					\
+		assert_int_equal((f)->v->vu.bad_messages, bad_ + 1);		\
+		assert_true((f)->v->vu.last_error[0] != 0);			\
+	} while (0)
+
+/* ---- 0. virtq_pop's contract, on its own ---- */
+
+/* virtq.h: "1 with *e filled, 0 when none is available, or a negative errno
+ * for a violation". Every queue of the device relies on it. */
+static void test_virtq_pop_contract(void **state)
+{
+	struct fx *f = fx_new("vm-a", 1);
+	struct vhost_user_memory m = { .nregions = 1 };
+	struct guest_mem gm;
+	struct virtq vq;
+	static struct virtq_elem elem;	/* big: not on the stack */
+	struct virtq_elem *e = &elem;
+	char err[128];
+	int fd = dup(f->memfd);
+
+	(void)state;
+	m.regions[0] = main_region(f);
+	assert_int_equal(guest_mem_map(&gm, &m, &fd, 1, err, sizeof(err)), 0);
+	close(fd);
+	virtq_init(&vq);
+	vq.num = RING_NUM;
+	vq.have_addr = true;
+	vq.desc_uva = uva(f, 0);
+	vq.avail_uva = uva(f, AVAIL_OFF);
+	vq.used_uva = uva(f, USED_OFF);
+	assert_int_equal(virtq_map(&vq, &gm), 0);
+	vq.enabled = vq.kicked = true;
+	assert_true(virtq_ready(&vq));
+
+	assert_int_equal(virtq_pop(&vq, &gm, e), 0);	/* nothing there */
+	ring_desc(f, 0)[0] = rd_desc_at(DATA_OFF, 3, 1);
+	ring_desc(f, 0)[1] = (struct vring_desc){ gpa(DATA_OFF + 0x200), 16, VRING_DESC_F_WRITE, 0 };
+	post(f, 0);
+	assert_true(virtq_has_work(&vq));
+	/* A chain was taken: the answer must be 1, not 0 ("none available"). */
+	assert_int_equal(virtq_pop(&vq, &gm, e), 1);
+	assert_int_equal(e->head, 0);
+	assert_int_equal(e->n_out, 1);
+	assert_int_equal(e->n_in, 1);
+	assert_int_equal(e->out_len, 3);
+	assert_int_equal(e->in_len, 16);
+	assert_ptr_equal(e->out[0].iov_base, gm.r[0].host + DATA_OFF);
+	assert_int_equal(virtq_pop(&vq, &gm, e), 0);
+	virtq_push(&vq, 0, 1);
+	assert_int_equal(ring_used(f, 0)->idx, 1);
+
+	virtq_reset(&vq);
+	guest_mem_unmap(&gm);
+	fx_free(f);
+}
+
+/* ---- 1. the happy handshake ---- */
+
+static void test_handshake(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct virtio_rdma_config cfg;
+	struct vhost_user_config c;
+	uint32_t off;
+
+	(void)state;
+	/* Before REPLY_ACK is negotiated NEED_REPLY asks for nothing. */
+	assert_int_equal(send_none(a, VHOST_USER_GET_FEATURES, V1), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.flags, VHOST_USER_VERSION | VHOST_USER_REPLY_MASK);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_int_equal(a->reply.payload.u64, EXPECT_FEATURES);
+	/* Some front-ends add a u64 to a GET. */
+	assert_int_equal(send_u64(a, VHOST_USER_GET_FEATURES, V1, 0), 0);
+	assert_int_equal(a->reply.payload.u64, EXPECT_FEATURES);
+	assert_int_equal(send_u64(a, VHOST_USER_SET_FEATURES, NEED, EXPECT_FEATURES), 0);
+	assert_false(a->have_reply);
+	assert_int_equal(a->v->vu.features, EXPECT_FEATURES);
+	assert_int_equal(send_none(a, VHOST_USER_GET_PROTOCOL_FEATURES, V1), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.payload.u64, EXPECT_PROTOCOL);
+	assert_int_equal(send_u64(a, VHOST_USER_SET_PROTOCOL_FEATURES, V1, EXPECT_PROTOCOL), 0);
+	/* Now NEED_REPLY gets a u64 0 ack. */
+	assert_int_equal(send_none(a, VHOST_USER_SET_OWNER, NEED), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.flags, VHOST_USER_VERSION | VHOST_USER_REPLY_MASK);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_true(a->v->vu.owner);
+	/* A request with its own answer gets that answer only. */
+	assert_int_equal(send_none(a, VHOST_USER_GET_QUEUE_NUM, NEED), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.payload.u64, N_VQS);
+	assert_false(recv_reply(a));
+	assert_int_equal(send_none(a, VHOST_USER_GET_MAX_MEM_SLOTS, V1), 0);
+	assert_int_equal(a->reply.payload.u64, VHOST_USER_MEM_REGIONS);
+	assert_int_equal(send_main_mem_table(a, NEED), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.payload.u64, 0);
+	setup_ring(a, 0);
+
+	/* The config space, in chunks of at most 256 bytes. */
+	assert_int_equal(sizeof(cfg), 656);
+	memset(&cfg, 0x5a, sizeof(cfg));
+	for (off = 0; off < sizeof(cfg); off += VHOST_USER_MAX_CONFIG_SIZE) {
+		uint32_t len = sizeof(cfg) - off;
+
+		if (len > VHOST_USER_MAX_CONFIG_SIZE)
+			len = VHOST_USER_MAX_CONFIG_SIZE;
+		memset(&c, 0, sizeof(c));
+		c.offset = off;
+		c.size = len;
+		assert_int_equal(dispatch(a, VHOST_USER_GET_CONFIG, NEED, &c, 12 + len, NULL, 0), 0);
+		assert_true(a->have_reply);
+		assert_int_equal(a->reply.hdr.size, 12 + len);
+		assert_int_equal(a->reply.payload.config.offset, off);
+		assert_int_equal(a->reply.payload.config.size, len);
+		memcpy((uint8_t *)&cfg + off, a->reply.payload.config.region, len);
+		assert_false(recv_reply(a));
+	}
+	assert_int_equal(le32toh(cfg.phys_port_cnt), 1);
+	assert_int_equal(le32toh(cfg.max_qp), MAX_QP);
+	assert_int_equal(le32toh(cfg.max_cq), MAX_CQ);
+	assert_int_equal(le64toh(cfg.page_size_cap), VIRTIO_RDMA_PAGE_SIZE);
+	assert_memory_equal(cfg.gid_tbl[0], vm_gid, 16);
+	{
+		static const uint8_t zero[16];
+
+		assert_memory_equal(cfg.gid_tbl[1], zero, 16);
+	}
+	assert_memory_equal(&cfg, &a->v->config, sizeof(cfg));
+
+	/* Status */
+	assert_int_equal(send_u64(a, VHOST_USER_SET_STATUS, NEED, 0x0f), 0);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_int_equal(send_none(a, VHOST_USER_GET_STATUS, V1), 0);
+	assert_int_equal(a->reply.payload.u64, 0x0f);
+
+	assert_int_equal(a->v->vu.bad_messages, 0);
+	assert_works(a);
+
+	handshake(b);
+	assert_works(b);
+	assert_int_equal(b->v->vu.bad_messages, 0);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 2. malformed messages ---- */
+
+static void test_bad_messages(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	union vhost_user_payload cp;	/* room for any payload size used below */
+	struct vhost_user_config c;
+	uint32_t four = 0;
+	uint8_t twelve[12] = { 0 };
+	uint8_t big[32] = { 0 };
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+
+	/* Wrong payload sizes; with NEED_REPLY the refusal is acked nonzero. */
+	assert_refused(a, dispatch(a, VHOST_USER_SET_FEATURES, NEED, &four, 4, NULL, 0));
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_true(a->reply.payload.u64 != 0);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_NUM, V1, twelve, 12, NULL, 0));
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_ADDR, V1, big, 32, NULL, 0));
+	assert_refused(a, dispatch(a, VHOST_USER_GET_FEATURES, V1, &four, 4, NULL, 0));
+	assert_false(a->have_reply);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_KICK, V1, &four, 4, NULL, 0));
+	assert_refused(a, dispatch(a, VHOST_USER_SET_MEM_TABLE, V1, &four, 4, NULL, 0));
+	assert_refused(a, dispatch(a, VHOST_USER_SET_STATUS, V1, NULL, 0, NULL, 0));
+
+	/* Wrong version */
+	assert_refused(a, send_none(a, VHOST_USER_GET_FEATURES, 2));
+	assert_false(a->have_reply);
+	assert_refused(a, send_none(a, VHOST_USER_GET_FEATURES, 0));
+	assert_refused(a, send_none(a, VHOST_USER_GET_FEATURES,
+				    3 | VHOST_USER_NEED_REPLY_MASK));
+	assert_true(a->have_reply);
+	assert_true(a->reply.payload.u64 != 0);
+
+	/* Unknown requests */
+	assert_refused(a, send_u64(a, 200, NEED, 0));
+	assert_true(a->have_reply);
+	assert_true(a->reply.payload.u64 != 0);
+	assert_refused(a, send_none(a, 0, V1));
+	assert_refused(a, send_none(a, VHOST_USER_SET_LOG_BASE, V1));
+	assert_refused(a, send_none(a, 0xffffffffu, V1));
+
+	/* Bits not offered */
+	assert_refused(a, send_u64(a, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES | 1));
+	assert_int_equal(a->v->vu.features, EXPECT_FEATURES);
+	assert_refused(a, send_u64(a, VHOST_USER_SET_FEATURES, V1, 1ull << 33));
+	assert_refused(a, send_u64(a, VHOST_USER_SET_PROTOCOL_FEATURES, V1,
+				   EXPECT_PROTOCOL | (1ull << 1)));
+	assert_int_equal(a->v->vu.protocol_features, EXPECT_PROTOCOL);
+	assert_refused(a, send_u64(a, VHOST_USER_SET_STATUS, V1, 0x100));
+
+	/* SET_CONFIG: refused (nonzero ack) but the connection goes on. */
+	memset(&c, 0, sizeof(c));
+	c.offset = 0;
+	c.size = 4;
+	{
+		uint64_t bad = a->v->vu.bad_messages;
+
+		assert_int_equal(dispatch(a, VHOST_USER_SET_CONFIG, NEED, &c, 16, NULL, 0), 0);
+		assert_true(a->have_reply);
+		assert_int_equal(a->reply.hdr.size, 8);
+		assert_true(a->reply.payload.u64 != 0);
+		assert_int_equal(a->v->vu.bad_messages, bad + 1);
+	}
+
+	/* GET_CONFIG outside the 656 bytes: a reply with size 0. */
+	{
+		static const struct { uint32_t off, size, hdr_size; } bad_cfg[] = {
+			{ 600, 100, 112 },		/* past the end */
+			{ 656, 1, 13 },			/* at the end */
+			{ 657, 0, 12 },			/* beyond the end */
+			{ 0xfffffff0u, 32, 44 },	/* offset + size wraps */
+			{ 0, 257, 12 + 257 },		/* more than a message holds */
+			{ 0, 16, 12 + 8 },		/* size disagrees with the header */
+		};
+		unsigned int i;
+
+		for (i = 0; i < ARRAY_SIZE(bad_cfg); i++) {
+			memset(&cp, 0, sizeof(cp));
+			cp.config.offset = bad_cfg[i].off;
+			cp.config.size = bad_cfg[i].size;
+			assert_true(bad_cfg[i].hdr_size <= sizeof(cp));
+			assert_int_equal(dispatch(a, VHOST_USER_GET_CONFIG, V1, &cp, bad_cfg[i].hdr_size,
+						  NULL, 0), 0);
+			assert_true(a->have_reply);
+			assert_int_equal(a->reply.hdr.size, 12);
+			assert_int_equal(a->reply.payload.config.size, 0);
+		}
+		/* The last bytes are fine. */
+		memset(&c, 0, sizeof(c));
+		c.offset = 640;
+		c.size = 16;
+		assert_int_equal(dispatch(a, VHOST_USER_GET_CONFIG, V1, &c, 28, NULL, 0), 0);
+		assert_int_equal(a->reply.hdr.size, 28);
+		assert_int_equal(a->reply.payload.config.size, 16);
+	}
+
+	/* Nothing changed: both devices work. */
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 3. bad ring messages ---- */
+
+static void test_bad_rings(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2), *c = fx_new("vm-c", 3);
+	static const uint32_t bad_idx[] = { N_VQS, 255, 256, 0xffffffffu };
+	unsigned int i, fds_before;
+	int fd;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+
+	/* Ring messages (and the memory table) before SET_OWNER. */
+	assert_refused(c, send_state(c, VHOST_USER_SET_VRING_NUM, V1, 0, RING_NUM));
+	assert_int_equal(c->v->vu.vqs[0].num, 0);
+	assert_refused(c, send_addr(c, 0, 0, uva(c, 0), uva(c, AVAIL_OFF), uva(c, USED_OFF)));
+	assert_refused(c, send_state(c, VHOST_USER_SET_VRING_BASE, V1, 0, 0));
+	assert_refused(c, send_u64(c, VHOST_USER_SET_VRING_KICK, V1, VHOST_USER_VRING_NOFD_MASK));
+	assert_refused(c, send_state(c, VHOST_USER_GET_VRING_BASE, V1, 0, 0));
+	assert_false(c->have_reply);
+	fds_before = count_fds();
+	assert_refused(c, send_main_mem_table(c, V1));
+	assert_int_equal(count_fds(), fds_before);
+	assert_int_equal(c->v->vu.mem.n, 0);
+
+	/* Queue indexes out of range (13 queues). */
+	for (i = 0; i < ARRAY_SIZE(bad_idx); i++) {
+		uint32_t q = bad_idx[i];
+
+		assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, q, RING_NUM));
+		assert_refused(a, send_addr(a, q, 0, uva(a, 0), uva(a, AVAIL_OFF), uva(a, USED_OFF)));
+		assert_refused(a, send_state(a, VHOST_USER_SET_VRING_BASE, V1, q, 0));
+		assert_refused(a, send_state(a, VHOST_USER_GET_VRING_BASE, V1, q, 0));
+		assert_refused(a, send_state(a, VHOST_USER_SET_VRING_ENABLE, V1, q, 1));
+		if (q <= VHOST_USER_VRING_IDX_MASK) {
+			assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_KICK, V1,
+						   q | VHOST_USER_VRING_NOFD_MASK));
+			assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_CALL, V1,
+						   q | VHOST_USER_VRING_NOFD_MASK));
+			assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_ERR, V1,
+						   q | VHOST_USER_VRING_NOFD_MASK));
+			/* With an fd: refused, and the fd is closed. */
+			fds_before = count_fds();
+			fd = eventfd(0, EFD_CLOEXEC);
+			assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_CALL, V1,
+						   &(uint64_t){ q }, 8, &fd, 1));
+			assert_int_equal(count_fds(), fds_before);
+		}
+	}
+	/* Unknown bits in the KICK/CALL u64. */
+	assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_KICK, V1,
+				   1 | VHOST_USER_VRING_NOFD_MASK | (1u << 9)));
+	assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_CALL, V1,
+				   1 | VHOST_USER_VRING_NOFD_MASK | (1ull << 40)));
+
+	/* Ring sizes: 0, not a power of two, too big. */
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, 0));
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, 3));
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, 65536));
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, 65535));
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, 1u << 31));
+
+	/* Addresses: misaligned, outside guest memory, logging flag. */
+	assert_int_equal(send_state(a, VHOST_USER_SET_VRING_NUM, V1, 1, RING_NUM), 0);
+	assert_refused(a, send_addr(a, 1, 0, uva(a, RING_OFF(1) + 8), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	assert_null(a->v->vu.vqs[1].desc);
+	assert_refused(a, send_addr(a, 1, 0, uva(a, RING_OFF(1)), uva(a, RING_OFF(1) + AVAIL_OFF + 1),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	assert_refused(a, send_addr(a, 1, 0, uva(a, RING_OFF(1)), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, RING_OFF(1) + USED_OFF + 2)));
+	assert_refused(a, send_addr(a, 1, 0, uva(a, MEM_SIZE), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	assert_null(a->v->vu.vqs[1].desc);
+	/* The descriptor table runs past the end of the region. */
+	assert_refused(a, send_addr(a, 1, 0, uva(a, MEM_SIZE - 64), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	assert_refused(a, send_addr(a, 1, 0, uva(a, RING_OFF(1)), uva(a, MEM_SIZE - 4),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	assert_refused(a, send_addr(a, 1, 0, uva(a, RING_OFF(1)), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, MEM_SIZE - 16)));
+	assert_refused(a, send_addr(a, 1, 0, 0x1000, 0x2000, 0x3000));
+	assert_refused(a, send_addr(a, 1, 1, uva(a, RING_OFF(1)), uva(a, RING_OFF(1) + AVAIL_OFF),
+				    uva(a, RING_OFF(1) + USED_OFF)));
+	/* Base beyond 16 bits */
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_BASE, V1, 1, 0x10000));
+	/* Enable neither 0 nor 1 */
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_ENABLE, V1, 1, 2));
+
+	/* A running ring cannot be changed. */
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 0, 16));
+	assert_int_equal(a->v->vu.vqs[0].num, RING_NUM);
+	assert_refused(a, send_addr(a, 0, 0, uva(a, RING_OFF(2)), uva(a, RING_OFF(2) + AVAIL_OFF),
+				    uva(a, RING_OFF(2) + USED_OFF)));
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_BASE, V1, 0, 5));
+
+	/* Queue 0 was never touched by all that. */
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+	fx_free(c);
+}
+
+/* ---- 4. fd counts ---- */
+
+static void test_fd_counts(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct vhost_user_mem_region r[2];
+	unsigned int before;
+	int fds[2], efd, mine;
+	uint64_t cnt;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	before = count_fds();
+
+	/* Two regions, one fd. */
+	r[0] = main_region(a);
+	r[0].memory_size = MEM_SIZE / 2;
+	r[1] = main_region(a);
+	r[1].guest_phys_addr += MEM_SIZE / 2;
+	r[1].userspace_addr += MEM_SIZE / 2;
+	r[1].mmap_offset = MEM_SIZE / 2;
+	r[1].memory_size = MEM_SIZE / 2;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, NEED, r, 2, fds, 1));
+	assert_true(a->have_reply);
+	assert_true(a->reply.payload.u64 != 0);
+	assert_int_equal(count_fds(), before);
+	/* One region, two fds. */
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 2));
+	assert_int_equal(count_fds(), before);
+	/* The same two regions with two fds are fine. */
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(a->memfd);
+	assert_int_equal(send_mem_table(a, NEED, r, 2, fds, 2), 0);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_int_equal(a->v->vu.mem.n, 2);
+	assert_works(a);
+
+	/* KICK without NOFD and no fd; with NOFD and an fd. */
+	assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_KICK, V1, 1));
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_KICK, V1,
+				   &(uint64_t){ 1 | VHOST_USER_VRING_NOFD_MASK }, 8, &efd, 1));
+	assert_false(fd_is_open(efd));
+	assert_int_equal(count_fds(), before);
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_CALL, V1,
+				   &(uint64_t){ 1 | VHOST_USER_VRING_NOFD_MASK }, 8, &efd, 1));
+	assert_int_equal(count_fds(), before);
+	/* GET_FEATURES / SET_OWNER with fds. */
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_refused(a, dispatch(a, VHOST_USER_GET_FEATURES, NEED, NULL, 0, &efd, 1));
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_true(a->reply.payload.u64 != 0);	/* an ack, not the features */
+	assert_int_equal(count_fds(), before);
+	fds[0] = eventfd(0, EFD_CLOEXEC);
+	fds[1] = eventfd(0, EFD_CLOEXEC);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_OWNER, V1, NULL, 0, fds, 2));
+	assert_int_equal(count_fds(), before);
+	/* Wrong version and an fd: closed too. */
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_refused(a, dispatch(a, VHOST_USER_SET_VRING_KICK, 0, &(uint64_t){ 1 }, 8, &efd, 1));
+	assert_int_equal(count_fds(), before);
+
+	/* Accepted fds are kept, replaced ones closed, all closed on disconnect. */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	mine = dup(efd);
+	assert_int_equal(send_u64_fd(a, VHOST_USER_SET_VRING_CALL, V1, 0, efd), 0);
+	assert_true(fd_is_open(efd));
+	assert_int_equal(a->v->vu.vqs[0].call_fd, efd);
+	assert_works(a);
+	/* The control queue's completion was signalled. */
+	assert_int_equal(read(mine, &cnt, sizeof(cnt)), sizeof(cnt));
+	assert_true(cnt >= 1);
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(send_u64_fd(a, VHOST_USER_SET_VRING_KICK, V1, 0, efd), 0);
+	assert_int_equal(a->v->vu.vqs[0].kick_fd, efd);
+	efd = eventfd(0, EFD_CLOEXEC);
+	assert_int_equal(send_u64_fd(a, VHOST_USER_SET_VRING_KICK, V1, 0, efd), 0);
+	assert_int_equal(a->v->vu.vqs[0].kick_fd, efd);
+	assert_int_equal(count_fds(), before + 3);	/* call, kick, mine */
+	close(mine);
+	vu_dev_disconnect(&a->v->vu);
+	assert_int_equal(count_fds(), before);
+
+	handshake(a);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 5. memory tables ---- */
+
+static void test_mem_table(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct vhost_user_mem_region r[9];
+	unsigned int before, i;
+	int fds[9], p[2], memfd2;
+	uint8_t *mem2;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	assert_true(memfd2 >= 0);
+	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
+	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
+	assert_true(mem2 != MAP_FAILED);
+	before = count_fds();
+
+	/* 0 regions */
+	assert_refused(a, send_mem_table(a, NEED, r, 0, NULL, 0));
+	assert_true(a->reply.payload.u64 != 0);
+	/* 9 regions (with 9 fds, more than a message can carry) */
+	for (i = 0; i < 9; i++) {
+		r[i] = main_region(a);
+		fds[i] = dup(a->memfd);
+	}
+	assert_refused(a, send_mem_table(a, V1, r, 9, fds, 9));
+	assert_int_equal(count_fds(), before);
+	/* nregions and the payload size disagree */
+	{
+		union vhost_user_payload m = { .memory = { .nregions = 1 } };
+
+		m.memory.regions[0] = main_region(a);
+		fds[0] = dup(a->memfd);
+		assert_refused(a, dispatch(a, VHOST_USER_SET_MEM_TABLE, V1, &m, 8 + 64, fds, 1));
+		assert_int_equal(count_fds(), before);
+	}
+	/* memory_size 0 */
+	r[0] = main_region(a);
+	r[0].memory_size = 0;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	/* Overlapping guest-physical ranges */
+	r[0] = main_region(a);
+	r[1] = (struct vhost_user_mem_region){ GPA_BASE + MEM_SIZE - 4096, 1u << 16,
+					       (uint64_t)(uintptr_t)mem2, 0 };
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(memfd2);
+	assert_refused(a, send_mem_table(a, V1, r, 2, fds, 2));
+	/* Overlapping userspace ranges */
+	r[1] = (struct vhost_user_mem_region){ GPA_BASE + 2 * MEM_SIZE, 1u << 16,
+					       uva(a, MEM_SIZE - 4096), 0 };
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(memfd2);
+	assert_refused(a, send_mem_table(a, V1, r, 2, fds, 2));
+	/* The same region twice */
+	r[1] = r[0];
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 2, fds, 2));
+	/* A region that wraps 2^64: guest-physical, userspace, mmap offset. */
+	r[0] = main_region(a);
+	r[0].guest_phys_addr = 0xfffffffffff80000ull;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	r[0] = main_region(a);
+	r[0].userspace_addr = 0xfffffffffff80000ull;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	r[0] = main_region(a);
+	r[0].mmap_offset = 0xfffffffffff80000ull;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	r[0] = main_region(a);
+	r[0].memory_size = UINT64_MAX;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	/* An fd that cannot be mmapped */
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	close(p[1]);
+	r[0] = main_region(a);
+	assert_refused(a, send_mem_table(a, V1, r, 1, &p[0], 1));
+	assert_false(fd_is_open(p[0]));
+	/* An fd that is not one */
+	fds[0] = -1;
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	assert_int_equal(count_fds(), before);
+
+	/* None of that changed the table. */
+	assert_int_equal(a->v->vu.mem.n, 1);
+	assert_works(a);
+
+	/* A replacement that still covers the rings. */
+	assert_int_equal(send_main_mem_table(a, NEED), 0);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_works(a);
+	/* ... with a second region */
+	r[0] = main_region(a);
+	r[1] = (struct vhost_user_mem_region){ GPA_BASE + 2 * MEM_SIZE, 1u << 16,
+					       (uint64_t)(uintptr_t)mem2, 0 };
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(memfd2);
+	assert_int_equal(send_mem_table(a, V1, r, 2, fds, 2), 0);
+	assert_int_equal(a->v->vu.mem.n, 2);
+	assert_works(a);
+	/* ... moved in guest-physical space (the rings are found by uva) */
+	r[0] = main_region(a);
+	r[0].guest_phys_addr = 0x200000000ull;
+	fds[0] = dup(a->memfd);
+	assert_int_equal(send_mem_table(a, V1, r, 1, fds, 1), 0);
+	assert_int_equal(a->v->vu.mem.r[0].gpa, 0x200000000ull);
+	assert_int_equal(send_main_mem_table(a, V1), 0);
+	assert_works(a);
+
+	/* A replacement that drops the rings: refused, the old table kept. */
+	r[0] = (struct vhost_user_mem_region){ GPA_BASE, 1u << 16, (uint64_t)(uintptr_t)mem2, 0 };
+	fds[0] = dup(memfd2);
+	assert_refused(a, send_mem_table(a, NEED, r, 1, fds, 1));
+	assert_true(a->reply.payload.u64 != 0);
+	assert_int_equal(a->v->vu.mem.n, 1);
+	assert_int_equal(a->v->vu.mem.r[0].size, MEM_SIZE);
+	/* A table that keeps the descriptors but cuts the used ring */
+	r[0] = main_region(a);
+	r[0].memory_size = USED_OFF + 8;	/* cuts queue 0's used ring */
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	assert_int_equal(count_fds(), before);
+	assert_works(a);
+
+	assert_works(b);
+	munmap(mem2, 1u << 16);
+	close(memfd2);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* Two regions that overlap at the very top of the address space (the first
+ * ends exactly at 2^64, which does not wrap) must be refused like any other
+ * overlap (docs/virtio-rdma.md section 1: "no overlap"). */
+static void test_mem_table_overlap_at_top(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct vhost_user_mem_region r[2];
+	int fds[2], memfd2;
+	uint8_t *mem2;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	assert_true(memfd2 >= 0);
+	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
+	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
+	assert_true(mem2 != MAP_FAILED);
+
+	/* r0 = [2^64 - 1 MiB, 2^64), r1 = [2^64 - 512 KiB, +64 KiB): inside r0. */
+	r[0] = main_region(a);
+	r[0].guest_phys_addr = 0ull - MEM_SIZE;
+	r[1] = (struct vhost_user_mem_region){ 0ull - MEM_SIZE / 2, 1u << 16,
+					       (uint64_t)(uintptr_t)mem2, 0 };
+	fds[0] = dup(a->memfd);
+	fds[1] = dup(memfd2);
+	assert_refused(a, send_mem_table(a, V1, r, 2, fds, 2));
+
+	munmap(mem2, 1u << 16);
+	close(memfd2);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 6. GET_VRING_BASE ---- */
+
+static void test_vring_base(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	uint16_t head;
+	unsigned int i;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	/* A queue never set up */
+	assert_int_equal(send_state(a, VHOST_USER_GET_VRING_BASE, V1, 3, 0), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_int_equal(a->reply.payload.state.index, 3);
+	assert_int_equal(a->reply.payload.state.num, 0);
+
+	for (i = 0; i < 3; i++)
+		(void)create_pd(a);
+	assert_int_equal(send_state(a, VHOST_USER_GET_VRING_BASE, NEED, 0, 0), 0);
+	assert_true(a->have_reply);
+	assert_int_equal(a->reply.hdr.size, 8);
+	assert_int_equal(a->reply.payload.state.index, 0);
+	assert_int_equal(a->reply.payload.state.num, 3);
+	assert_false(recv_reply(a));	/* the answer is the ack */
+	assert_false(a->v->vu.vqs[0].kicked);
+
+	/* Stopped: a new request waits. */
+	head = ctrl_submit(a, VIRTIO_CMD_CREATE_PD, NULL, 0, 4);
+	assert_int_equal(poll_dev(a), 0);
+	assert_int_equal(ctrl_reap(a, head, NULL, NULL), -1);
+	assert_int_equal(ring_used(a, 0)->idx, 3);
+	assert_false(vdev_want_kicks(a->v, true));
+	/* Stopped, so it may be moved... */
+	assert_int_equal(send_state(a, VHOST_USER_SET_VRING_BASE, V1, 0, 3), 0);
+	/* ... and started again. */
+	assert_int_equal(send_u64(a, VHOST_USER_SET_VRING_KICK, V1, VHOST_USER_VRING_NOFD_MASK), 0);
+	assert_true(vdev_want_kicks(a->v, true));
+	vdev_want_kicks(a->v, false);
+	assert_true(poll_dev(a) > 0);
+	assert_int_equal(ctrl_reap(a, head, NULL, NULL), VIRTIO_RDMA_OK);
+	assert_int_equal(send_state(a, VHOST_USER_GET_VRING_BASE, V1, 0, 0), 0);
+	assert_int_equal(a->reply.payload.state.num, 4);
+
+	/* A restart from a base: SET_VRING_BASE then KICK resumes there. */
+	assert_int_equal(send_u64(a, VHOST_USER_SET_VRING_KICK, V1, VHOST_USER_VRING_NOFD_MASK), 0);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 7. virtqueue violations ---- */
+
+struct violation {
+	const char *name;
+	void (*inject)(struct fx *f);
+};
+
+static void put_chain2(struct fx *f, struct vring_desc d0, struct vring_desc d1)
+{
+	ring_desc(f, 0)[0] = d0;
+	ring_desc(f, 0)[1] = d1;
+	post(f, 0);
+}
+
+static struct vring_desc rd_desc(uint16_t next)
+{
+	/* A CREATE_PD command byte at DATA_OFF */
+	return (struct vring_desc){ gpa(DATA_OFF), 1, VRING_DESC_F_NEXT, next };
+}
+
+static struct vring_desc wr_desc(void)
+{
+	return (struct vring_desc){ gpa(DATA_OFF + 0x200), 16, VRING_DESC_F_WRITE, 0 };
+}
+
+static void v_head_out_of_range(struct fx *f)
+{
+	f->mem[DATA_OFF] = VIRTIO_CMD_CREATE_PD;
+	ring_desc(f, 0)[0] = rd_desc(1);
+	ring_desc(f, 0)[1] = wr_desc();
+	post(f, RING_NUM);
+}
+
+static void v_head_way_out(struct fx *f)
+{
+	post(f, 0xffff);
+}
+
+static void v_loop(struct fx *f)
+{
+	put_chain2(f, (struct vring_desc){ gpa(DATA_OFF), 16, VRING_DESC_F_NEXT, 1 },
+		   (struct vring_desc){ gpa(DATA_OFF), 16, VRING_DESC_F_NEXT, 0 });
+}
+
+static void v_self_loop_writable(struct fx *f)
+{
+	ring_desc(f, 0)[0] = rd_desc(1);
+	ring_desc(f, 0)[1] = (struct vring_desc){ gpa(DATA_OFF + 0x200), 16,
+						  VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1 };
+	post(f, 0);
+}
+
+static void v_next_out_of_range(struct fx *f)
+{
+	put_chain2(f, rd_desc(RING_NUM), wr_desc());
+}
+
+static void v_indirect_len(struct fx *f)
+{
+	struct vring_desc *t = (struct vring_desc *)(f->mem + SCRATCH_OFF);
+
+	t[0] = rd_desc(1);
+	t[1] = wr_desc();
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(SCRATCH_OFF), 20, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static void v_indirect_empty(struct fx *f)
+{
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(SCRATCH_OFF), 0, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static void v_indirect_nested(struct fx *f)
+{
+	struct vring_desc *t = (struct vring_desc *)(f->mem + SCRATCH_OFF);
+	struct vring_desc *t2 = (struct vring_desc *)(f->mem + SCRATCH_OFF + 0x100);
+
+	t2[0] = rd_desc(1);
+	t2[1] = wr_desc();
+	t[0] = (struct vring_desc){ gpa(SCRATCH_OFF + 0x100), 32, VRING_DESC_F_INDIRECT, 0 };
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(SCRATCH_OFF), 16, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static void v_indirect_outside(struct fx *f)
+{
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(MEM_SIZE - 16), 32, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static void v_indirect_with_next(struct fx *f)
+{
+	struct vring_desc *t = (struct vring_desc *)(f->mem + SCRATCH_OFF);
+
+	t[0] = rd_desc(1);
+	t[1] = wr_desc();
+	put_chain2(f, (struct vring_desc){ gpa(SCRATCH_OFF), 32,
+					   VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT, 1 },
+		   wr_desc());
+}
+
+static void v_indirect_loop(struct fx *f)
+{
+	struct vring_desc *t = (struct vring_desc *)(f->mem + SCRATCH_OFF);
+
+	t[0] = (struct vring_desc){ gpa(DATA_OFF), 1, VRING_DESC_F_NEXT, 1 };
+	t[1] = (struct vring_desc){ gpa(DATA_OFF), 1, VRING_DESC_F_NEXT, 0 };
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(SCRATCH_OFF), 32, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static void v_addr_outside(struct fx *f)
+{
+	put_chain2(f, (struct vring_desc){ 0x5000, 16, VRING_DESC_F_NEXT, 1 }, wr_desc());
+}
+
+static void v_addr_past_end(struct fx *f)
+{
+	put_chain2(f, (struct vring_desc){ gpa(MEM_SIZE - 8), 16, VRING_DESC_F_NEXT, 1 },
+		   wr_desc());
+}
+
+static void v_writable_addr_outside(struct fx *f)
+{
+	f->mem[DATA_OFF] = VIRTIO_CMD_CREATE_PD;
+	put_chain2(f, rd_desc(1),
+		   (struct vring_desc){ gpa(MEM_SIZE), 16, VRING_DESC_F_WRITE, 0 });
+}
+
+static void v_writable_then_readable(struct fx *f)
+{
+	put_chain2(f, (struct vring_desc){ gpa(DATA_OFF + 0x200), 16,
+					   VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 1 },
+		   (struct vring_desc){ gpa(DATA_OFF), 1, 0, 0 });
+}
+
+static void v_avail_too_far(struct fx *f)
+{
+	f->mem[DATA_OFF] = VIRTIO_CMD_CREATE_PD;
+	ring_desc(f, 0)[0] = rd_desc(1);
+	ring_desc(f, 0)[1] = wr_desc();
+	f->avail_idx += RING_NUM + 1;
+	__atomic_store_n(&ring_avail(f, 0)->idx, f->avail_idx, __ATOMIC_RELEASE);
+}
+
+static void v_no_status_room(struct fx *f)
+{
+	f->mem[DATA_OFF] = VIRTIO_CMD_CREATE_PD;
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(DATA_OFF), 1, 0, 0 };
+	post(f, 0);
+}
+
+static void v_too_many_bufs(struct fx *f)
+{
+	/* An indirect table of VIRTQ_MAX_IOV + 1 readable buffers. */
+	struct vring_desc *t = (struct vring_desc *)(f->mem + SCRATCH_OFF);
+	unsigned int i, n = VIRTQ_MAX_IOV + 2;
+
+	for (i = 0; i < n - 1; i++)
+		t[i] = (struct vring_desc){ gpa(DATA_OFF), 1, VRING_DESC_F_NEXT, (uint16_t)(i + 1) };
+	t[n - 1] = wr_desc();
+	ring_desc(f, 0)[0] = (struct vring_desc){ gpa(SCRATCH_OFF), n * 16, VRING_DESC_F_INDIRECT, 0 };
+	post(f, 0);
+}
+
+static const struct violation violations[] = {
+	{ "avail entry >= ring size", v_head_out_of_range },
+	{ "avail entry 0xffff", v_head_way_out },
+	{ "descriptor loop", v_loop },
+	{ "writable descriptor pointing at itself", v_self_loop_writable },
+	{ "next >= ring size", v_next_out_of_range },
+	{ "indirect len not a multiple of 16", v_indirect_len },
+	{ "indirect len 0", v_indirect_empty },
+	{ "indirect inside indirect", v_indirect_nested },
+	{ "indirect table outside memory", v_indirect_outside },
+	{ "indirect with NEXT", v_indirect_with_next },
+	{ "loop inside an indirect table", v_indirect_loop },
+	{ "descriptor address outside memory", v_addr_outside },
+	{ "descriptor runs past the end of memory", v_addr_past_end },
+	{ "writable descriptor outside memory", v_writable_addr_outside },
+	{ "writable then readable", v_writable_then_readable },
+	{ "avail idx more than the ring size ahead", v_avail_too_far },
+	{ "no writable descriptor for the status", v_no_status_room },
+	{ "more than VIRTQ_MAX_IOV buffers", v_too_many_bufs },
+};
+
+static void test_violations(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	unsigned int i;
+
+	(void)state;
+	handshake(b);
+	for (i = 0; i < ARRAY_SIZE(violations); i++) {
+		uint64_t broken = a->v->stats.broken;
+		uint16_t used;
+		uint16_t head;
+
+		print_message("violation: %s\n", violations[i].name);
+		if (i == 0)
+			handshake(a);
+		else
+			reconnect(a);
+		used = ring_used(a, 0)->idx;
+		violations[i].inject(a);
+		poll_dev(a);
+		if (!a->v->broken)
+			fail_msg("%s: not marked broken", violations[i].name);
+		assert_int_equal(a->v->stats.broken, broken + 1);
+		assert_int_equal(ring_used(a, 0)->idx, used);
+		assert_false(vdev_live(a->v));
+		assert_false(vdev_want_kicks(a->v, true));
+		/* Broken: nothing more is done. */
+		head = ctrl_submit(a, VIRTIO_CMD_CREATE_PD, NULL, 0, 4);
+		(void)head;
+		assert_int_equal(poll_dev(a), 0);
+		assert_int_equal(ring_used(a, 0)->idx, used);
+		assert_int_equal(a->v->stats.broken, broken + 1);
+		/* The other VM does not notice (its control queue is checked
+		 * once all violations are done). */
+		assert_false(b->v->broken);
+		assert_true(vdev_live(b->v));
+		assert_int_equal(b->v->stats.broken, 0);
+	}
+	assert_works(b);
+	/* Disconnect and a fresh handshake: usable again. */
+	reconnect(a);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* A well-formed indirect request works (and so does a chain of several
+ * readable pieces). */
+static void test_indirect_ok(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1);
+	struct vring_desc *t = (struct vring_desc *)(a->mem + SCRATCH_OFF);
+	struct virtio_rdma_cmd_create_cq req = { htole32(16) };
+	uint8_t *buf = a->mem + DATA_OFF;
+	struct vring_used_elem e;
+
+	(void)state;
+	handshake(a);
+	/* command byte and request split over two readable buffers */
+	buf[0] = VIRTIO_CMD_CREATE_CQ;
+	memcpy(buf + 0x10, &req, sizeof(req));
+	memset(buf + 0x200, 0xee, 8);
+	t[0] = (struct vring_desc){ gpa(DATA_OFF), 1, VRING_DESC_F_NEXT, 1 };
+	t[1] = (struct vring_desc){ gpa(DATA_OFF + 0x10), 4, VRING_DESC_F_NEXT, 2 };
+	t[2] = (struct vring_desc){ gpa(DATA_OFF + 0x200), 1, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 3 };
+	t[3] = (struct vring_desc){ gpa(DATA_OFF + 0x201), 4, VRING_DESC_F_WRITE, 0 };
+	ring_desc(a, 0)[5] = (struct vring_desc){ gpa(SCRATCH_OFF), 64, VRING_DESC_F_INDIRECT, 0 };
+	post(a, 5);
+	assert_true(poll_dev(a) > 0);
+	assert_false(a->v->broken);
+	assert_int_equal(ring_used(a, 0)->idx, 1);
+	e = ring_used(a, 0)->ring[0];
+	assert_int_equal(e.id, 5);
+	assert_int_equal(e.len, 5);
+	assert_int_equal(buf[0x200], VIRTIO_RDMA_OK);
+	fx_free(a);
+}
+
+/* ---- 8. control commands ---- */
+
+static void test_ctrl_commands(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct virtio_rdma_cmd_reg_user_mr mr;
+	struct virtio_rdma_rsp_mr mrr;
+	uint8_t rsp[256];
+	uint32_t len, pdn, u32;
+	uint64_t *pages;
+	uint64_t errors;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+
+	/* CREATE_PD */
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_PD, NULL, 0, rsp, 4, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(len, 4);
+	memcpy(&pdn, rsp, 4);
+	pdn = le32toh(pdn);
+	errors = a->v->stats.ctrl_errors;
+
+	/* CREATE_CQ cqe 0 */
+	u32 = 0;
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_CQ, &u32, 4, rsp, 4, &len), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(len, 0);
+	/* DESTROY_PD 99 */
+	u32 = htole32(99);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 4, &len),
+			 VIRTIO_RDMA_ERR_NOENT);
+	u32 = htole32(0xffffffffu);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 4, &len),
+			 VIRTIO_RDMA_ERR_NOENT);
+	/* Unknown commands */
+	assert_int_equal(ctrl(a, 99, NULL, 0, rsp, 4, &len), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(ctrl(a, 0, NULL, 0, rsp, 4, &len), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_MAX, NULL, 0, rsp, 4, &len), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(ctrl(a, 255, NULL, 0, rsp, 4, &len), VIRTIO_RDMA_ERR_UNSUPP);
+	/* CREATE_CQ with a 2-byte request, or with 6 bytes */
+	u32 = htole32(16);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_CQ, &u32, 2, rsp, 4, &len), VIRTIO_RDMA_ERR_INVAL);
+	{
+		uint8_t six[6] = { 16, 0, 0, 0, 0, 0 };
+
+		assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_CQ, six, 6, rsp, 4, &len),
+				 VIRTIO_RDMA_ERR_INVAL);
+	}
+	/* Room for the status only: the response does not fit. */
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_CQ, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_PD, NULL, 0, rsp, 3, &len), VIRTIO_RDMA_ERR_INVAL);
+	/* A request too long for any command */
+	{
+		uint8_t huge[0x1f0];
+
+		memset(huge, 0, sizeof(huge));
+		assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_PD, huge, sizeof(huge), rsp, 4, &len),
+				 VIRTIO_RDMA_ERR_INVAL);
+	}
+	assert_int_equal(a->v->stats.ctrl_errors, errors + 12);
+
+	/* REG_USER_MR: the page list outside guest memory */
+	memset(&mr, 0, sizeof(mr));
+	mr.pdn = htole32(pdn);
+	mr.access_flags = htole32(1);
+	mr.start = htole64(0x7000000);
+	mr.length = htole64(8192);
+	mr.virt_addr = htole64(0x7000000);
+	mr.npages = htole32(2);
+	mr.pages = htole64(0x5000);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_FAULT);
+	mr.pages = htole64(gpa(MEM_SIZE - 8));	/* the second entry is past the end */
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_FAULT);
+	/* A page not aligned */
+	pages = (uint64_t *)(a->mem + SCRATCH_OFF);
+	pages[0] = htole64(gpa(PAGES_OFF));
+	pages[1] = htole64(gpa(PAGES_OFF + 4096 + 8));
+	mr.pages = htole64(gpa(SCRATCH_OFF));
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_INVAL);
+	/* A page outside guest memory */
+	pages[1] = htole64(0x7000);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_FAULT);
+	/* A page that straddles the end of guest memory */
+	pages[1] = htole64(gpa(MEM_SIZE));
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_FAULT);
+	/* Too few pages for the length; no PD */
+	pages[1] = htole64(gpa(PAGES_OFF + 4096));
+	mr.npages = htole32(1);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_INVAL);
+	mr.npages = htole32(2);
+	mr.pdn = htole32(77);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_ERR_NOENT);
+	/* A well-formed one, then DEREG */
+	mr.pdn = htole32(pdn);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), &mrr, 12, &len),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(len, sizeof(mrr));
+	u32 = mrr.mrn;
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DEREG_MR, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DEREG_MR, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_ERR_NOENT);
+	/* DESTROY_PD of the real one */
+	u32 = htole32(pdn);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 0, &len),
+			 VIRTIO_RDMA_ERR_NOENT);
+
+	/* A request with no readable part: INVAL, not a violation. */
+	{
+		struct vring_desc *d = ring_desc(a, 0);
+		uint16_t used = ring_used(a, 0)->idx;
+
+		d[6] = (struct vring_desc){ gpa(DATA_OFF + 0x200), 8, VRING_DESC_F_WRITE, 0 };
+		a->mem[DATA_OFF + 0x200] = 0xee;
+		post(a, 6);
+		poll_dev(a);
+		assert_false(a->v->broken);
+		assert_int_equal(ring_used(a, 0)->idx, (uint16_t)(used + 1));
+		assert_int_equal(ring_used(a, 0)->ring[used % RING_NUM].id, 6);
+		assert_int_equal(ring_used(a, 0)->ring[used % RING_NUM].len, 1);
+		assert_int_equal(a->mem[DATA_OFF + 0x200], VIRTIO_RDMA_ERR_INVAL);
+		a->used_seen++;
+	}
+
+	assert_false(a->v->broken);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- 9. freeing a device with resources ---- */
+
+static void make_resources(struct fx *f)
+{
+	struct virtio_rdma_cmd_reg_user_mr mr;
+	struct virtio_rdma_cmd_create_qp qp;
+	uint8_t rsp[64];
+	uint32_t len, pdn, cqn, u32;
+	uint64_t *pages = (uint64_t *)(f->mem + SCRATCH_OFF);
+
+	pdn = create_pd(f);
+	u32 = htole32(16);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_CQ, &u32, 4, rsp, 4, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(len, 4);
+	memcpy(&cqn, rsp, 4);
+	cqn = le32toh(cqn);
+	assert_true(cqn < MAX_CQ);
+
+	pages[0] = htole64(gpa(PAGES_OFF));
+	pages[1] = htole64(gpa(PAGES_OFF + 4096));
+	memset(&mr, 0, sizeof(mr));
+	mr.pdn = htole32(pdn);
+	mr.access_flags = htole32(1);
+	mr.start = htole64(0x7000000);
+	mr.length = htole64(8192);
+	mr.virt_addr = htole64(0x7000000);
+	mr.npages = htole32(2);
+	mr.pages = htole64(gpa(SCRATCH_OFF));
+	assert_int_equal(ctrl(f, VIRTIO_CMD_REG_USER_MR, &mr, sizeof(mr), rsp, 12, &len),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(len, 12);
+
+	memset(&qp, 0, sizeof(qp));
+	qp.pdn = htole32(pdn);
+	qp.qp_type = VIRTIO_IB_QPT_RC;
+	qp.sq_sig_type = VIRTIO_IB_SIGNAL_ALL_WR;
+	qp.max_send_wr = htole32(4);
+	qp.max_recv_wr = htole32(4);
+	qp.max_send_sge = htole32(1);
+	qp.max_recv_sge = htole32(1);
+	qp.send_cqn = htole32(cqn);
+	qp.recv_cqn = htole32(cqn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &qp, sizeof(qp), rsp, 4, &len),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(len, 4);
+	memcpy(&u32, rsp, 4);
+	assert_true(le32toh(u32) >= VIRTIO_RDMA_FIRST_QPN);
+	/* PD busy with an MR and a QP */
+	u32 = htole32(pdn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_ERR_BUSY);
+}
+
+static void test_free_with_resources(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2), *c = fx_new("vm-c", 3);
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	handshake(c);
+	make_resources(a);
+	make_resources(b);
+	make_resources(c);
+	/* a: freed as is; b: broken first; c: disconnected, reconnected, again. */
+	fx_free(a);
+	post(b, RING_NUM);
+	poll_dev(b);
+	assert_true(b->v->broken);
+	fx_free(b);
+	reconnect(c);
+	make_resources(c);
+	assert_works(c);
+	fx_free(c);
+}
+
+/* RESET_DEVICE / RESET_OWNER: back to a new connection's state, the
+ * device's resources gone; a fresh handshake works. */
+static void test_reset(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	static const uint32_t resets[] = { VHOST_USER_RESET_DEVICE, VHOST_USER_RESET_OWNER };
+	unsigned int i, before;
+	uint8_t rsp[4];
+	uint32_t len, u32;
+
+	(void)state;
+	handshake(b);
+	before = count_fds();
+	for (i = 0; i < ARRAY_SIZE(resets); i++) {
+		int efd = eventfd(0, EFD_CLOEXEC);
+
+		if (i == 0)
+			handshake(a);
+		else
+			reconnect(a);
+		assert_int_equal(send_u64_fd(a, VHOST_USER_SET_VRING_CALL, V1, 0, efd), 0);
+		make_resources(a);
+		assert_int_equal(send_none(a, resets[i], NEED), 0);
+		assert_int_equal(a->reply.payload.u64, 0);
+		assert_false(a->v->vu.owner);
+		assert_int_equal(a->v->vu.mem.n, 0);
+		assert_int_equal(a->v->vu.vqs[0].num, 0);
+		assert_int_equal(a->v->vu.vqs[0].call_fd, -1);
+		assert_int_equal(count_fds(), before);
+		assert_int_equal(poll_dev(a), 0);
+		/* Ring messages need SET_OWNER again. */
+		assert_refused(a, send_state(a, VHOST_USER_SET_VRING_NUM, V1, 0, RING_NUM));
+		handshake(a);
+		/* The old PD is gone: the new one reuses nothing stale. */
+		u32 = htole32(0);
+		assert_int_equal(ctrl(a, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 0, &len),
+				 VIRTIO_RDMA_ERR_NOENT);
+		make_resources(a);
+	}
+	/* A broken device is usable again after a reset too. */
+	post(a, RING_NUM);
+	poll_dev(a);
+	assert_true(a->v->broken);
+	assert_int_equal(send_none(a, VHOST_USER_RESET_DEVICE, V1), 0);
+	assert_false(a->v->broken);
+	handshake(a);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* Without VHOST_USER_F_PROTOCOL_FEATURES a ring starts enabled on KICK and
+ * SET_VRING_ENABLE is refused. */
+static void test_no_protocol_features(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	uint64_t feat = EXPECT_FEATURES & ~(1ull << VHOST_USER_F_PROTOCOL_FEATURES);
+
+	(void)state;
+	handshake(b);
+	assert_int_equal(send_u64(a, VHOST_USER_SET_FEATURES, V1, feat), 0);
+	assert_int_equal(send_none(a, VHOST_USER_SET_OWNER, V1), 0);
+	assert_int_equal(send_main_mem_table(a, V1), 0);
+	assert_int_equal(send_state(a, VHOST_USER_SET_VRING_NUM, V1, 0, RING_NUM), 0);
+	assert_int_equal(send_addr(a, 0, 0, uva(a, 0), uva(a, AVAIL_OFF), uva(a, USED_OFF)), 0);
+	assert_refused(a, send_state(a, VHOST_USER_SET_VRING_ENABLE, V1, 0, 1));
+	assert_false(a->v->vu.vqs[0].enabled);
+	/* NEED_REPLY without REPLY_ACK: no ack. */
+	assert_int_equal(send_u64(a, VHOST_USER_SET_VRING_KICK, NEED, VHOST_USER_VRING_NOFD_MASK), 0);
+	assert_false(a->have_reply);
+	assert_true(a->v->vu.vqs[0].enabled);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* ---- vu_recv ---- */
+
+static void send_raw(int fd, const void *buf, size_t len, const int *fds, unsigned int nfds)
+{
+	char control[CMSG_SPACE(16 * sizeof(int))];
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (nfds) {
+		struct cmsghdr *c;
+
+		memset(control, 0, sizeof(control));
+		mh.msg_control = control;
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
+	}
+	assert_int_equal(sendmsg(fd, &mh, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* One message as it travels: the header, then size bytes of payload. */
+static void send_msg(int fd, const struct vhost_user_msg *m, size_t payload_len, const int *fds,
+		     unsigned int nfds)
+{
+	uint8_t wire[sizeof(m->hdr) + sizeof(m->payload)];
+
+	assert_true(payload_len <= sizeof(m->payload));
+	memcpy(wire, &m->hdr, sizeof(m->hdr));
+	memcpy(wire + sizeof(m->hdr), &m->payload, payload_len);
+	send_raw(fd, wire, sizeof(m->hdr) + payload_len, fds, nfds);
+}
+
+static void test_vu_recv(void **state)
+{
+	struct vhost_user_msg m, in;
+	int sp[2], fds[VHOST_USER_MAX_FDS], sent[16];
+	unsigned int nfds, before, i;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	before = count_fds();
+
+	/* Nothing there */
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -EAGAIN);
+	assert_int_equal(nfds, 0);
+
+	/* A message with a payload and two fds */
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = VHOST_USER_SET_VRING_CALL;
+	m.hdr.flags = V1;
+	m.hdr.size = 8;
+	m.payload.u64 = 3;
+	sent[0] = eventfd(0, EFD_CLOEXEC);
+	sent[1] = eventfd(0, EFD_CLOEXEC);
+	send_msg(sp[1], &m, 8, sent, 2);
+	close(sent[0]);
+	close(sent[1]);
+	memset(&in, 0, sizeof(in));
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), 0);
+	assert_int_equal(in.hdr.request, VHOST_USER_SET_VRING_CALL);
+	assert_int_equal(in.hdr.size, 8);
+	assert_int_equal(in.payload.u64, 3);
+	assert_int_equal(nfds, 2);
+	assert_int_equal(fstat(fds[0], &st), 0);
+	assert_int_equal(fstat(fds[1], &st), 0);
+	assert_true(fcntl(fds[0], F_GETFD) & FD_CLOEXEC);
+	close(fds[0]);
+	close(fds[1]);
+	assert_int_equal(count_fds(), before);
+
+	/* A message without payload, then a split one (header and payload in
+	 * two writes). */
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = VHOST_USER_GET_FEATURES;
+	m.hdr.flags = V1;
+	send_raw(sp[1], &m, 12, NULL, 0);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), 0);
+	assert_int_equal(in.hdr.request, VHOST_USER_GET_FEATURES);
+	assert_int_equal(nfds, 0);
+	m.hdr.request = VHOST_USER_SET_FEATURES;
+	m.hdr.size = 8;
+	m.payload.u64 = EXPECT_FEATURES;
+	send_raw(sp[1], &m, 12, NULL, 0);
+	send_raw(sp[1], &m.payload, 8, NULL, 0);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), 0);
+	assert_int_equal(in.payload.u64, EXPECT_FEATURES);
+
+	/* A size bigger than any payload: bad frame, its fds closed. */
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = VHOST_USER_SET_MEM_TABLE;
+	m.hdr.flags = V1;
+	m.hdr.size = sizeof(m.payload) + 1;
+	sent[0] = eventfd(0, EFD_CLOEXEC);
+	send_raw(sp[1], &m, 12, sent, 1);
+	close(sent[0]);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -EBADMSG);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(count_fds(), before);
+
+	/* A short header */
+	send_raw(sp[1], &m, 5, NULL, 0);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -EBADMSG);
+
+	/* More fds than a message may carry: bad frame, nothing leaks. */
+	memset(&m, 0, sizeof(m));
+	m.hdr.request = VHOST_USER_GET_FEATURES;
+	m.hdr.flags = V1;
+	for (i = 0; i < VHOST_USER_MAX_FDS + 1; i++)
+		sent[i] = eventfd(0, EFD_CLOEXEC);
+	send_raw(sp[1], &m, 12, sent, VHOST_USER_MAX_FDS + 1);
+	for (i = 0; i < VHOST_USER_MAX_FDS + 1; i++)
+		close(sent[i]);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -EBADMSG);
+	assert_int_equal(nfds, 0);
+	assert_int_equal(count_fds(), before);
+
+	/* A payload cut short by the peer closing */
+	m.hdr.size = 8;
+	send_msg(sp[1], &m, 4, NULL, 0);
+	close(sp[1]);
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -EBADMSG);
+	/* End of file */
+	assert_int_equal(vu_recv(sp[0], &in, fds, &nfds), -ECONNRESET);
+	close(sp[0]);
+}
+
+static int teardown_fx(void **state)
+{
+	(void)state;
+	for (unsigned int i = 0; i < ARRAY_SIZE(live_fx); i++)
+		if (live_fx[i])
+			fx_free(live_fx[i]);
+	return 0;
+}
+
+static int setup_log(void **state)
+{
+	(void)state;
+	log_set_level(VRDMA_LOG_ERROR);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_virtq_pop_contract, teardown_fx),
+		cmocka_unit_test_teardown(test_handshake, teardown_fx),
+		cmocka_unit_test_teardown(test_bad_messages, teardown_fx),
+		cmocka_unit_test_teardown(test_bad_rings, teardown_fx),
+		cmocka_unit_test_teardown(test_fd_counts, teardown_fx),
+		cmocka_unit_test_teardown(test_mem_table, teardown_fx),
+		cmocka_unit_test_teardown(test_mem_table_overlap_at_top, teardown_fx),
+		cmocka_unit_test_teardown(test_vring_base, teardown_fx),
+		cmocka_unit_test_teardown(test_violations, teardown_fx),
+		cmocka_unit_test_teardown(test_indirect_ok, teardown_fx),
+		cmocka_unit_test_teardown(test_ctrl_commands, teardown_fx),
+		cmocka_unit_test_teardown(test_free_with_resources, teardown_fx),
+		cmocka_unit_test_teardown(test_reset, teardown_fx),
+		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
+		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
+	};
+
+	return cmocka_run_group_tests(tests, setup_log, NULL);
+}
