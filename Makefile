@@ -56,6 +56,7 @@ CODEC_SRCS := daemon/codec.c daemon/icrc.c daemon/opcode.c
 CODEC_HEADERS := daemon/codec.h daemon/icrc.h daemon/opcode.h include/roce_wire.h
 VECTORS := tests/vectors/roce-frames.txt
 FUZZ_SECONDS ?= 60
+FUZZ_DEVICE_SECONDS ?= 30
 
 .PHONY: all deps check unit codec-interop fuzz integration demo bench install uninstall clean help
 all: $(PROGS) $(BPF_OBJ)
@@ -66,7 +67,8 @@ help:
 	@echo 'make check      deps, build, then every test (unit under ASan+UBSan, netns integration; as root)'
 	@echo 'make unit       only the unit tests'
 	@echo 'make codec-interop  codec against scapy and tshark'
-	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS))'
+	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
+	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
 	@echo 'make bench      benchmarks (root)'
@@ -127,6 +129,13 @@ $(BUILD)/fuzz_parse: tests/fuzz/fuzz_parse.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
 
+# The device's parsers: vhost-user messages, control commands, WQEs.
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)
+	$(call say,FUZZ,$@)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Idaemon \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(pkg_cflags) \
+		$< $(DAEMON_LIB_SRCS) -o $@ $(pkg_libs)
+
 $(BUILD)/codec_bench: tests/bench/codec_bench.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(CODEC_SRCS) -o $@ \
@@ -144,12 +153,17 @@ codec-interop: $(BUILD)/asan/roce_tool
 	$(Q)ROCE_TOOL=$(CURDIR)/$(BUILD)/asan/roce_tool VECTORS=$(CURDIR)/$(VECTORS) \
 		tests/codec/run.sh
 
-fuzz: $(BUILD)/fuzz_parse
+fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 	$(Q)rm -rf $(BUILD)/fuzz-corpus && mkdir -p $(BUILD)/fuzz-corpus
 	$(Q)tests/fuzz/seed.sh $(VECTORS) $(BUILD)/fuzz-corpus
-	$(Q)$(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-		-artifact_prefix=$(BUILD)/ \
+	$(Q)echo "== fuzz_parse ($(FUZZ_SECONDS) s)"; $(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
+		-print_final_stats=1 -artifact_prefix=$(BUILD)/ \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
+	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe; do \
+		echo "== $$t ($(FUZZ_DEVICE_SECONDS) s)"; rm -rf $(BUILD)/$$t-corpus; mkdir -p $(BUILD)/$$t-corpus; \
+		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/$$t- $(BUILD)/$$t-corpus 2>&1 | tail -6; \
+		test $${PIPESTATUS[0]} = 0; done
 
 # The transport tests also dump every frame they send; tshark must decode
 # them all without a malformed packet. (Its RPC-over-RDMA heuristic claims
