@@ -1411,11 +1411,16 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
 	}
 	for (i = 0; i < v->max_cq; i++) {
-		if (!v->cqs[i].eng)
+		struct vdev_cq *cq = &v->cqs[i];
+		bool buffers = false;
+
+		if (!cq->eng)
 			continue;
-		/* Completions waiting for buffers are not work: posting a
-		 * buffer kicks the CQ's queue. */
-		set_kicks(&v->vu.vqs[VIRTIO_RDMA_CQ_VQ(i)], wanted, &work);
+		/* Empty buffers are the CQ's normal state, not work; work is a
+		 * completion or event that waited for one and now has it. */
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_CQ_VQ(i)], wanted, &buffers);
+		if (buffers && (cq->have_held || cq->n_events))
+			work = true;
 	}
 	return work;
 }

@@ -548,7 +548,14 @@ static bool xfer_write(struct env *e, struct ep *s, struct ep *r, uint32_t len, 
 		/* as rxe and mlx5: the length written */
 		CHECK(wc.byte_len == len, "%s: byte_len %u, want %u", what, wc.byte_len, len);
 	}
-	bad = mismatch(r->buf + roff, len, seed);
+	/* A UC WRITE completes at the sender once sent (IBA 9.8.3): nothing at
+	 * the target says when it landed, so give the data a moment. */
+	{
+		int64_t deadline = now_ms() + (s->type == VIRTIO_IB_QPT_UC && !imm ? 2000 : 0);
+
+		while ((bad = mismatch(r->buf + roff, len, seed)) >= 0 && now_ms() < deadline)
+			usleep(1000);
+	}
 	CHECK(bad < 0, "%s: byte %ld differs", what, bad);
 	CHECK(r->buf[roff + len] == 0xee && (!roff || r->buf[roff - 1] == 0xee),
 	      "%s: written outside the range", what);
@@ -1804,6 +1811,30 @@ static void print_gid(const char *vm, const uint8_t gid[16])
 	printf("# VM %s: GID 0 %s\n", vm, inet_ntop(AF_INET6, gid, buf, sizeof(buf)) ? buf : "?");
 }
 
+/* VRDMA_TEST_HOLD=SECONDS: leave an RC pair between A and B connected and
+ * idle that long after one message, so a test can measure an idle daemon
+ * that still serves VMs. */
+static void hold_idle(struct env *e, unsigned int secs)
+{
+	struct pair p;
+
+	e->why[0] = '\0';
+	if (open_vm(e, A) || open_vm(e, B)) {
+		fail(e, "cannot open the VMs");
+		goto out;
+	}
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	MUST(xfer_send(e, &p.a, &p.b, 4096, false, 1));
+	printf("# holding an idle RC pair for %u s\n", secs);
+	fflush(stdout);
+	sleep(secs);
+out:
+	close_vm(e, A);
+	close_vm(e, B);
+	if (e->why[0])
+		printf("# hold: %s\n", e->why);
+}
+
 static bool run_one(struct env *e, unsigned int n)
 {
 	static bool shown;
@@ -1868,5 +1899,8 @@ int main(int argc, char **argv)
 			run_one(&e, strtoul(argv[i], NULL, 10)) ? passed++ : failed++;
 	}
 	printf("vrdma_test: %u passed, %u failed\n", passed, failed);
+	fflush(stdout);
+	if (getenv("VRDMA_TEST_HOLD"))
+		hold_idle(&e, (unsigned int)atoi(getenv("VRDMA_TEST_HOLD")));
 	return failed ? 1 : 0;
 }
