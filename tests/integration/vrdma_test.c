@@ -1314,6 +1314,66 @@ out:
 	return false;
 }
 
+static bool still_works(struct env *e);
+
+/* IBA 11.4.2.1: more completions than the CQ holds put it in error; the
+ * driver hears of it as an asynchronous CQ_ERR event, never silence. */
+static void t_cq_overrun(struct env *e)
+{
+	struct virtio_rdma_cqe wc[8];
+	struct virtio_rdma_qp_attr a;
+	struct vrdma_qp_init_attr init;
+	struct vrdma_send_wr wr;
+	struct vrdma_sge sge;
+	struct vrdma_cq *tiny;
+	struct vrdma_qp *qa;
+	bool event = false;
+	int64_t deadline;
+	int i, n, got = 0;
+	struct pair p;
+
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	TRY(vrdma_create_cq(e->ctx[A], 2, &tiny));
+	init = qp_init(VIRTIO_IB_QPT_RC, tiny, p.a.rcq);
+	TRY(vrdma_create_qp(p.a.pd, &init, &qa));
+	memset(&a, 0, sizeof(a));
+	a.qp_state = QPS_RESET;
+	TRY(vrdma_modify_qp(p.b.qp, &a, IB_QP_STATE));
+	TRY(qp_connect(qa, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
+	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(qa), p.a.gid, 2, 1));
+	/* 2 CQE buffers in the ring, 2 entries in the CQ, 1 in hand: the 6th
+	 * completion overruns while nobody polls */
+	for (i = 0; i < 8; i++) {
+		wr = send_wr(&p.a, &sge, 300 + i, VIRTIO_IB_WR_RDMA_WRITE, p.a.buf, 64, NULL);
+		wr.remote_addr = (uintptr_t)p.b.buf;
+		wr.rkey = vrdma_mr_rkey(p.b.mr);
+		TRY(vrdma_post_send(qa, &wr));
+	}
+	usleep(500000);
+	deadline = now_ms() + 5000;
+	while (!event && now_ms() < deadline) {
+		n = vrdma_poll_cq(tiny, 8, wc);
+		CHECK(n >= 0, "poll the overrun CQ: %s", errname(n));
+		for (i = 0; i < n; i++) {
+			if (wc[i].opcode == VIRTIO_RDMA_WC_ASYNC_EVENT) {
+				CHECK(wc[i].vendor_err == VIRTIO_RDMA_EVENT_CQ_ERR,
+				      "event %u, want CQ_ERR", wc[i].vendor_err);
+				event = true;
+			} else {
+				CHECK(wc[i].status == WC_SUCCESS && wc[i].opcode == WC_RDMA_WRITE,
+				      "completion status %u opcode %u", wc[i].status, wc[i].opcode);
+				got++;
+			}
+		}
+		usleep(1000);
+	}
+	CHECK(event, "no CQ_ERR event after 8 completions on a 2-entry CQ (%d completions)", got);
+	CHECK(got <= 5, "%d completions from a 2-entry CQ with 2 buffers", got);
+	/* and the rest of the device goes on */
+	MUST(still_works(e));
+out:;
+}
+
 static void t_req_notify_cq(struct env *e)
 {
 	struct virtio_rdma_cmd_req_notify req = { .cqn = NO_ENTRY, .flags = VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION };
@@ -1789,6 +1849,7 @@ static const struct test {
 	{ "ADD_GID", t_add_gid },
 	{ "DEL_GID", t_del_gid },
 	{ "REQ_NOTIFY_CQ", t_req_notify_cq },
+	{ "CQ overrun: a CQ_ERR event, nothing silent", t_cq_overrun },
 	{ "malformed control requests", t_malformed_ctrl },
 	{ "RC SEND", t_rc_send },
 	{ "RC RDMA WRITE", t_rc_write },
