@@ -57,6 +57,7 @@ CODEC_HEADERS := daemon/codec.h daemon/icrc.h daemon/opcode.h include/roce_wire.
 VECTORS := tests/vectors/roce-frames.txt
 FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
+PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .PHONY: all deps check unit codec-interop fuzz integration demo bench install uninstall clean help
 all: $(PROGS) $(BPF_OBJ)
@@ -161,7 +162,8 @@ fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
 	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe; do \
 		echo "== $$t ($(FUZZ_DEVICE_SECONDS) s)"; rm -rf $(BUILD)/$$t-corpus; mkdir -p $(BUILD)/$$t-corpus; \
-		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -print_final_stats=1 \
+		if [ -e tests/fuzz/seed_$${t#fuzz_}.py ]; then $(PY) tests/fuzz/seed_$${t#fuzz_}.py $(BUILD)/$$t-corpus; fi; \
+		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -max_len=8192 -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/$$t- $(BUILD)/$$t-corpus 2>&1 | tail -6; \
 		test $${PIPESTATUS[0]} = 0; done
 

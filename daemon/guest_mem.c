@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guest_mem.h"
@@ -53,7 +54,19 @@ int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 		const struct vhost_user_mem_region *r = &m->regions[i];
 		struct guest_region *g = &nm.r[i];
 		uint64_t align = r->mmap_offset % (uint64_t)page;
+		struct stat st;
 
+		/* Mapping past the end of a file succeeds, and the first access
+		 * there is a SIGBUS for the whole daemon. */
+		if (fstat(fds[i], &st) == 0 && S_ISREG(st.st_mode) &&
+		    (r->memory_size > (uint64_t)st.st_size ||
+		     r->mmap_offset > (uint64_t)st.st_size - r->memory_size)) {
+			ret = -EINVAL;
+			snprintf(err, errlen, "region %u (%" PRIu64 " bytes at offset %" PRIu64
+				 ") goes past the end of its file (%" PRIu64 " bytes)", i,
+				 r->memory_size, r->mmap_offset, (uint64_t)st.st_size);
+			goto unmap_regions;
+		}
 		g->map_len = r->memory_size + align;
 		g->map_base = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_NORESERVE, fds[i], (off_t)(r->mmap_offset - align));

@@ -44,7 +44,8 @@
  *   from the control queue or a send/receive queue must have been answered
  *   in its used ring (unless the device broke). A message the daemon
  *   would drop the connection for (or a broken device) disconnects as
- *   vm_server.c does; the next message then comes on a new connection.
+ *   vm_server.c does; the next message then comes on a new connection, at
+ *   most twice per input (each reset walks every MR and PD slot: slow).
  *   FUZZ_VERBOSE=1 keeps the daemon's log and prints the device's counters
  *   after each input (to check that seeds reach the rings).
  */
@@ -78,6 +79,7 @@
 #define RING_STRIDE	224u
 #define RING_AVAIL	128u
 #define RING_USED	152u
+#define MAX_DROPS	2	/* connections dropped per input, then stop */
 
 static int memfd = -1;
 static uint8_t *guest;			/* the fuzzer's view of guest memory */
@@ -310,7 +312,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vhost_user_msg m;
 	uint8_t flags;
 	bool ok = false;
-	unsigned int q;
+	unsigned int q, drops = 0;
 
 	if (size < 1)
 		return 0;
@@ -339,8 +341,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(setup_queue(q));
 	}
 	poll();
-	if (v.broken)
+	if (v.broken) {
+		drops++;
 		reconnect();
+	}
 
 	while (size >= 3) {
 		uint8_t req = data[0], sz = data[1], hints = data[2];
@@ -382,16 +386,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 
 		ret = vu_dispatch(&v.vu, &m, fds, nfds);
-		if (ret < 0)
-			reconnect();
-		poll();
-		/* As a worker going to sleep and waking up. */
-		if (vdev_want_kicks(&v, true))
+		if (ret >= 0) {
 			poll();
-		vdev_want_kicks(&v, false);
-		if (v.broken)
-			reconnect();
+			/* As a worker going to sleep and waking up. */
+			if (vdev_want_kicks(&v, true))
+				poll();
+			vdev_want_kicks(&v, false);
+		}
 		drain();
+		if (ret < 0 || v.broken) {
+			/* A reset walks every handle slot: a few per input only. */
+			if (++drops > MAX_DROPS)
+				break;
+			reconnect();
+		}
 	}
 
 	if (verbose)

@@ -990,6 +990,14 @@ static void test_mem_table(void **state)
 	/* An fd that is not one */
 	fds[0] = -1;
 	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	/* A region past the end of its file: mmap succeeds, the first access
+	 * would be a SIGBUS for the whole daemon (found by fuzz_vhost). */
+	r[0] = main_region(a);
+	r[0].mmap_offset = 8192;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	assert_string_equal(a->v->vu.last_error,
+			    "SET_MEM_TABLE: region 0 (1048576 bytes at offset 8192) goes past the end of its file (1048576 bytes)");
 	assert_int_equal(count_fds(), before);
 
 	/* None of that changed the table. */
