@@ -76,6 +76,15 @@ idle_cpu_low() {
 
 connected_is() { [ "$(jstat ".vms[0].device.connected")" = "$1" ]; }
 
+# libvrdma finds destination MACs as a guest kernel does: the neighbour
+# table, probing an address it does not know yet.
+peer_mac=$(ip -n "$NSB" -j link show "$IFB" | jq -r '.[0].address')
+ip -n "$NSA" neigh replace 10.204.0.99 lladdr 02:00:00:00:04:99 dev "$IFA" nud permanent
+resolves() { ip netns exec "$NSA" "$VRDMA_TEST" --resolve "$1" "$2" > /dev/null; }
+check "libvrdma resolves a MAC from the neighbour table" resolves 10.204.0.99 02:00:00:00:04:99
+check "libvrdma resolves a peer's MAC by probing it" resolves 10.204.0.2 "$peer_mac"
+check "libvrdma finds no MAC for an address nobody answers" resolves 10.204.0.77 none
+
 for workers in 1 2; do
 	CONF=$(write_conf "" "$VMS" "w$workers.conf")
 	sed -i "s/^\[daemon\]$/[daemon]\nworkers = $workers\nidle_spin_us = 50/" "$CONF"

@@ -1934,6 +1934,23 @@ int main(int argc, char **argv)
 	struct env e = { 0 };
 	int i;
 
+	/* vrdma_test --resolve ADDRESS MAC: vrdma_resolve_mac finds MAC for
+	 * ADDRESS in the kernel neighbour table (or "none": it must not). */
+	if (argc == 4 && !strcmp(argv[1], "--resolve")) {
+		uint8_t gid[16] = { [10] = 0xff, [11] = 0xff }, mac[6];
+		char got[18] = "none";
+		int r;
+
+		if (inet_pton(AF_INET, argv[2], gid + 12) != 1 &&
+		    inet_pton(AF_INET6, argv[2], gid) != 1)
+			return 2;
+		r = vrdma_resolve_mac(gid, mac);
+		if (!r)
+			snprintf(got, sizeof(got), "%02x:%02x:%02x:%02x:%02x:%02x",
+				 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+		printf("resolve %s: %s (%s)\n", argv[2], got, r ? errname(r) : "ok");
+		return strcmp(got, argv[3]) ? 1 : 0;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "Usage: vrdma_test SOCKET_A SOCKET_B [TEST_NUMBER...]\n"
 			"Tests 1..%zu:\n", NTESTS);
