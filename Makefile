@@ -131,7 +131,7 @@ $(BUILD)/fuzz_parse: tests/fuzz/fuzz_parse.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(
 		$< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
 
 # The device's parsers: vhost-user messages, control commands, WQEs.
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_device.h $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)
 	$(call say,FUZZ,$@)
 	$(Q)$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Idaemon \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(pkg_cflags) \

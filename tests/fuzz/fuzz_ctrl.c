@@ -43,124 +43,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
-#include "vdev.h"
-#include "vhost_backend.h"
-#include "vhost_user.h"
-#include "virtio_rdma.h"
+#include "fuzz_device.h"
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-
-#define GUEST_GPA	0x100000000ull
-#define GUEST_SIZE	(256u << 10)
 #define MAX_CHUNK	(63u * 64u)
 #define RSP_CAP		256u
-
-static int memfd = -1;
-static uint8_t *guest;			/* the fuzzer's view of guest memory */
-static int sp[2] = { -1, -1 };		/* sp[0]: the device's end */
-static struct vrdma_vm_config vmcfg;
-static struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
-static uint64_t clock_ns;
-static struct vdev v;
-static bool verbose;
-
-static uint64_t h_now(void *ctx)
-{
-	(void)ctx;
-	return clock_ns += 1000;
-}
-
-static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
-{
-	(void)ctx; (void)len; (void)frags; (void)max;
-	return 0;
-}
-
-static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
-{
-	(void)ctx; (void)frags; (void)n; (void)len;
-}
-
-static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
-
-static void drain(void)
-{
-	char buf[4096];
-
-	while (recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-}
-
-static int send_msg(uint32_t req, const void *payload, uint32_t size, int *fds, unsigned int nfds)
-{
-	struct vhost_user_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.request = req;
-	m.hdr.flags = VHOST_USER_VERSION;
-	m.hdr.size = size;
-	if (size)
-		memcpy(&m.payload, payload, size);
-	return vu_dispatch(&v.vu, &m, fds, nfds);
-}
-
-static void handshake(void)
-{
-	uint64_t u;
-	struct vhost_user_memory mem;
-	int fd;
-
-	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
-		goto fail;
-	u = VU_FEATURES;
-	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		goto fail;
-	u = VU_PROTOCOL_FEATURES;
-	if (send_msg(VHOST_USER_SET_PROTOCOL_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		goto fail;
-	memset(&mem, 0, sizeof(mem));
-	mem.nregions = 1;
-	mem.regions[0].guest_phys_addr = GUEST_GPA;
-	mem.regions[0].memory_size = GUEST_SIZE;
-	mem.regions[0].userspace_addr = (uint64_t)(uintptr_t)guest;
-	mem.regions[0].mmap_offset = 0;
-	fd = dup(memfd);
-	CHECK(fd >= 0);
-	if (send_msg(VHOST_USER_SET_MEM_TABLE, &mem,
-		     offsetof(struct vhost_user_memory, regions) + sizeof(mem.regions[0]),
-		     &fd, 1) < 0)
-		goto fail;
-	return;
-fail:
-	fprintf(stderr, "handshake failed: %s\n", v.vu.last_error);
-	abort();
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
-	verbose = getenv("FUZZ_VERBOSE");
-	if (!verbose)
-		log_set_level(VRDMA_LOG_ERROR - 1);
-	memfd = memfd_create("fuzz-guest", MFD_CLOEXEC);
-	CHECK(memfd >= 0);
-	CHECK(ftruncate(memfd, GUEST_SIZE) == 0);
-	guest = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	CHECK(guest != MAP_FAILED);
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) == 0);
-
-	snprintf(vmcfg.name, sizeof(vmcfg.name), "fz");
-	vmcfg.n_gids = 1;
-	memset(vmcfg.gids[0].raw, 0, 16);
-	vmcfg.gids[0].raw[10] = 0xff;
-	vmcfg.gids[0].raw[11] = 0xff;
-	vmcfg.gids[0].raw[12] = 10;
-	vmcfg.gids[0].raw[15] = 1;
-	vmcfg.max_cq = 4;
-	vmcfg.max_qp = 4;
-	vmcfg.socket_mode = 0600;
+	fixture_init();
 	return 0;
 }
 
@@ -260,7 +151,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
 	v.vu.fd = sp[0];
-	handshake();
+	if (!handshake()) {
+		fprintf(stderr, "handshake failed: %s\n", v.vu.last_error);
+		abort();
+	}
 
 	/* Guest memory: the chunk, zeroes after it (what earlier inputs left). */
 	chunk = (flags & 0x3f) * 64u;

@@ -62,17 +62,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "log.h"
-#include "vdev.h"
-#include "vhost_backend.h"
-#include "vhost_user.h"
-#include "virtio_rdma.h"
+#include "fuzz_device.h"
 
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-
-#define GUEST_GPA	0x100000000ull
-#define GUEST_SIZE	(256u << 10)
 #define COPY_SIZE	4096u
 #define N_VQS		VIRTIO_RDMA_NUM_VQS(4, 4)
 #define RING_NUM	8u
@@ -81,42 +72,7 @@
 #define RING_USED	152u
 #define MAX_DROPS	2	/* connections dropped per input, then stop */
 
-static int memfd = -1;
-static uint8_t *guest;			/* the fuzzer's view of guest memory */
-static int sp[2] = { -1, -1 };		/* sp[0]: the device's end */
 static int lowest_free_fd;
-static struct vrdma_vm_config vmcfg;
-static struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
-static uint64_t clock_ns;
-static struct vdev v;
-static bool verbose;
-
-static uint64_t h_now(void *ctx)
-{
-	(void)ctx;
-	return clock_ns += 1000;
-}
-
-static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
-{
-	(void)ctx; (void)len; (void)frags; (void)max;
-	return 0;
-}
-
-static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
-{
-	(void)ctx; (void)frags; (void)n; (void)len;
-}
-
-static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
-
-static void drain(void)
-{
-	char buf[4096];
-
-	while (recv(sp[1], buf, sizeof(buf), MSG_DONTWAIT) > 0)
-		;
-}
 
 static int next_free_fd(void)
 {
@@ -134,45 +90,6 @@ static void reconnect(void)
 	v.vu.fd = -1;
 	drain();
 	v.vu.fd = sp[0];
-}
-
-static int send_msg(uint32_t req, const void *payload, uint32_t size, int *fds, unsigned int nfds)
-{
-	struct vhost_user_msg m;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.request = req;
-	m.hdr.flags = VHOST_USER_VERSION;
-	m.hdr.size = size;
-	if (size)
-		memcpy(&m.payload, payload, size);
-	return vu_dispatch(&v.vu, &m, fds, nfds);
-}
-
-static bool handshake(void)
-{
-	uint64_t u;
-	struct vhost_user_memory mem;
-	int fd;
-
-	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
-		return false;
-	u = VU_FEATURES;
-	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		return false;
-	u = VU_PROTOCOL_FEATURES;
-	if (send_msg(VHOST_USER_SET_PROTOCOL_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		return false;
-	memset(&mem, 0, sizeof(mem));
-	mem.nregions = 1;
-	mem.regions[0].guest_phys_addr = GUEST_GPA;
-	mem.regions[0].memory_size = GUEST_SIZE;
-	mem.regions[0].userspace_addr = (uint64_t)(uintptr_t)guest;
-	fd = dup(memfd);
-	CHECK(fd >= 0);
-	return send_msg(VHOST_USER_SET_MEM_TABLE, &mem,
-			offsetof(struct vhost_user_memory, regions) + sizeof(mem.regions[0]),
-			&fd, 1) == 0;
 }
 
 static bool setup_queue(unsigned int q)
@@ -228,26 +145,8 @@ static void fix_descs(unsigned int q)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
-	verbose = getenv("FUZZ_VERBOSE");
-	if (!verbose)
-		log_set_level(VRDMA_LOG_ERROR - 1);
-	memfd = memfd_create("fuzz-guest", MFD_CLOEXEC);
-	CHECK(memfd >= 0);
-	CHECK(ftruncate(memfd, GUEST_SIZE) == 0);
-	guest = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	CHECK(guest != MAP_FAILED);
-	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) == 0);
+	fixture_init();
 	lowest_free_fd = next_free_fd();
-
-	snprintf(vmcfg.name, sizeof(vmcfg.name), "fz");
-	vmcfg.n_gids = 1;
-	vmcfg.gids[0].raw[10] = 0xff;
-	vmcfg.gids[0].raw[11] = 0xff;
-	vmcfg.gids[0].raw[12] = 10;
-	vmcfg.gids[0].raw[15] = 1;
-	vmcfg.max_cq = 4;
-	vmcfg.max_qp = 4;
-	vmcfg.socket_mode = 0600;
 	return 0;
 }
 
