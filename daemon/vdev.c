@@ -417,12 +417,13 @@ static int device_reset(struct vdev *v)
 static void fill_config(struct vdev *v)
 {
 	struct virtio_rdma_config *c = &v->config;
-	const uint8_t *mac = vm_mac(v);
-	uint8_t guid[8] = { mac[0] ^ 2, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5] };
+	struct vrdma_gid ll;
 
 	memset(c, 0, sizeof(*c));
 	c->phys_port_cnt = htole32(1);
-	memcpy(&c->sys_image_guid, guid, 8);	/* network byte order */
+	/* The MAC's EUI-64, as the interface ID of its link-local GID. */
+	vm_link_local_gid(vm_mac(v), &ll);
+	memcpy(&c->sys_image_guid, ll.raw + 8, 8);	/* network byte order */
 	c->hw_ver = htole32(1);
 	c->max_mr_size = htole64(1ull << 32);
 	c->page_size_cap = htole64(VIRTIO_RDMA_PAGE_SIZE);
@@ -1378,9 +1379,7 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
 	/* A receive the driver posted before the peer sent must be there when
 	 * the message arrives (UC and UD have no RNR to fall back on): take
 	 * what the receive queue holds first. */
-	if (pkt->h.dqpn >= VIRTIO_RDMA_FIRST_QPN && k < v->max_qp && v->qps[k].eng &&
-	    virtq_ready(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)]) &&
-	    virtq_has_work(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)]))
+	if (pkt->h.dqpn >= VIRTIO_RDMA_FIRST_QPN && k < v->max_qp && v->qps[k].eng)
 		poll_wq(v, &v->qps[k], k, true);
 	if (!v->broken)
 		eng_rx(v->eng, pkt);

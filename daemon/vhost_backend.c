@@ -398,7 +398,7 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 				    idx, p->state.num, VIRTQ_MAX_SIZE);
 		if (ring_running(vq))
 			return fail(d, -EBUSY, "queue %u: SET_VRING_NUM while running", idx);
-		vq->num = (uint16_t)(p->state.num == VIRTQ_MAX_SIZE ? VIRTQ_MAX_SIZE : p->state.num);
+		vq->num = (uint16_t)p->state.num;
 		return virtq_map(vq, &d->mem) ? fail(d, -EFAULT, "queue %u: rings outside memory", idx) : 0;
 	case VHOST_USER_SET_VRING_ADDR:
 		if (p->addr.flags)
