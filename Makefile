@@ -50,6 +50,9 @@ LIBVRDMA_HEADERS := tools/libvrdma.h include/virtio_rdma.h include/vhost_user.h
 FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
+# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
+TOOL_PROGS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/vrdma-*.c))
+SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
 CODEC_SRCS := daemon/codec.c daemon/icrc.c daemon/opcode.c
@@ -60,7 +63,7 @@ FUZZ_DEVICE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .PHONY: all deps check unit codec-interop fuzz integration demo bench install uninstall clean help
-all: $(PROGS) $(BPF_OBJ)
+all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
 	@echo 'make            build vrdmad, vrdmactl and the XDP program into $(BUILD)/'
@@ -177,6 +180,22 @@ unit: $(SAN_TESTS)
 		bad=$$(tshark -r $(BUILD)/transport.pcap --disable-heuristic rpcordma \
 			-Y _ws.malformed 2>/dev/null | wc -l); \
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
+
+# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
+$(BUILD)/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
+
+$(BUILD)/asan/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
+
+# Raw AF_XDP sender, receiver and ping-pong over the daemon's own port code:
+# the bench's baseline.
+XSK_RAW_SRCS := tests/bench/xsk_raw.c daemon/xdp_port.c daemon/config.c daemon/log.c
+$(BUILD)/xsk_raw: $(XSK_RAW_SRCS) $(HEADERS) | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(XSK_RAW_SRCS) -o $@ $(pkg_libs)
 
 # libvrdma's end-to-end test program, against a running vrdmad.
 $(BUILD)/asan/vrdma_test: tests/integration/vrdma_test.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
