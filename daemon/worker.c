@@ -14,6 +14,7 @@
 #include "worker.h"
 
 #define RX_BATCH 64
+#define TX_RETRY_NS 1000000ull	/* 1 ms: kick a stuck TX ring again */
 #define RING_BYTES (4u << 20)		/* per pair of workers */
 #define EV_STOP 1ull
 #define EV_WAKE 2ull
@@ -191,13 +192,18 @@ static void tx_reclaim(struct worker *w)
 		xsk_ring_cons__release(&q->comp, n);
 }
 
-static void tx_flush(struct worker *w)
+/* Tell the kernel about frames in the TX ring; returns how many it has not
+ * taken yet. Copy-mode AF_XDP transmits at most 32 frames per sendto (the
+ * kernel's TX_BATCH_SIZE), and a zero-copy driver may ask for another
+ * wakeup: so the caller kicks again while any are left. */
+static uint32_t tx_flush(struct worker *w)
 {
-	if (!w->tx_kick)
-		return;
-	w->tx_kick = false;
-	if (xsk_ring_prod__needs_wakeup(&w->txq->tx))
+	struct xsk_ring_prod *tx = &w->txq->tx;
+	uint32_t left = tx->size - xsk_prod_nb_free(tx, tx->size);
+
+	if (left && xsk_ring_prod__needs_wakeup(tx))
 		sendto(xsk_socket__fd(w->txq->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return left;
 }
 
 /* Put one frame on the NIC through this worker's queue. */
@@ -233,7 +239,6 @@ static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 		memcpy(xsk_umem__get_data(q->area, d->addr), frame + i * XSK_FRAME_SIZE, c);
 	}
 	xsk_ring_prod__submit(&q->tx, need);
-	w->tx_kick = true;
 	stat_add(&w->stats.tx_frames, 1);
 	stat_add(&w->stats.tx_bytes, len);
 	if (xsk_prod_nb_free(&q->tx, 64) < 64)
@@ -493,8 +498,16 @@ static void *worker_main(void *arg)
 				next_timer = t;
 		}
 		if (w->txq) {
-			tx_flush(w);
+			uint32_t left = tx_flush(w);
+
 			tx_reclaim(w);
+			/* While the kernel takes frames, keep kicking; if it
+			 * stops (a link down), retry on a short timer. */
+			if (left && left != w->tx_left)
+				n++;
+			w->tx_left = left;
+			if (left && (!next_timer || next_timer > now + TX_RETRY_NS))
+				next_timer = now + TX_RETRY_NS;
 		}
 		if (n) {
 			idle_since = now;

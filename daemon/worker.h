@@ -66,7 +66,7 @@ struct worker {
 	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
 	uint64_t *tx_free;		/* free UMEM frames of txq */
 	unsigned int n_tx_free;
-	bool tx_kick;			/* txq has frames the kernel was not told of */
+	uint32_t tx_left;		/* TX descriptors the kernel had not taken */
 	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */
 	struct vdev **own;		/* devices this worker runs */
 	unsigned int n_own;
