@@ -202,9 +202,15 @@ $(BUILD)/asan/vrdma_test: tests/integration/vrdma_test.c $(LIBVRDMA_SRCS) $(LIBV
 	$(call say,CC-SAN,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
 
-integration: all $(SAN_PROGS) $(BUILD)/asan/vrdma_test
+# A lossy link where the kernel has no sch_netem.
+$(BUILD)/impair: tests/integration/impair.c | $(BUILD)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
+
+integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/impair
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_TEST=$(CURDIR)/$(BUILD)/asan/vrdma_test \
+		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_BIN=$(CURDIR)/$(BUILD)/asan \
 		tests/run-integration.sh
 
 check: deps

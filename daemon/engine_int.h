@@ -135,10 +135,12 @@ struct eng_qp {
 	struct eng_counters cnt;
 };
 
-/* Packets in flight per RC QP before an ACK must come back (IBA 9.7.7.2:
- * bounded by the PSN space; smaller keeps retransmission cheap). */
 #define XMIT_MAX_FRAGS		16	/* buffers one frame may span */
-#define ENG_SEND_WINDOW		1024
+/* Packets in flight per RC QP before an ACK must come back (IBA 9.7.7.2:
+ * bounded by the PSN space). Go-back-N resends the whole window after a
+ * loss: at 1 % loss a window of 1024 sent every byte 16 times over, 128
+ * about 3 times, and 128 KiB in flight still outruns the wire on veth. */
+#define ENG_SEND_WINDOW		128
 /* Ask for an ACK at least this often inside a long message. */
 #define ENG_ACKREQ_EVERY	64
 

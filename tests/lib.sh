@@ -16,6 +16,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ID=$(printf '%04x' $(( ($$ ^ RANDOM) & 0xffff )))
 NSA=vrA-$ID
 NSB=vrB-$ID
+NSC=vrC-$ID	# the bridge of setup_bridged_pair
 IFA=vA$ID
 IFB=vB$ID
 TMP=$(mktemp -d /tmp/vrdmad-test.XXXXXX)
@@ -30,6 +31,7 @@ cleanup() {
 	done
 	ip netns del "$NSA" 2>/dev/null || true
 	ip netns del "$NSB" 2>/dev/null || true
+	ip netns del "$NSC" 2>/dev/null || true
 	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -39,6 +41,28 @@ setup_pair() {
 	ip netns add "$NSA"
 	ip netns add "$NSB"
 	ip link add "$IFA" netns "$NSA" type veth peer name "$IFB" netns "$NSB"
+	pair_addresses "$1" "$2"
+}
+
+# The same two ends, each on a veth pair to a bridge in $NSC: a capture on
+# the bridge sees every frame (one on an interface with an XSK misses the
+# redirected and XSK-sent ones), and a qdisc on the bridge's ports
+# (${IFA}p, ${IFB}p) shapes frames that AF_XDP sends past the ends' qdiscs.
+setup_bridged_pair() {
+	ip netns add "$NSA"
+	ip netns add "$NSB"
+	ip netns add "$NSC"
+	ip link add "$IFA" netns "$NSA" type veth peer name "${IFA}p" netns "$NSC"
+	ip link add "$IFB" netns "$NSB" type veth peer name "${IFB}p" netns "$NSC"
+	ip -n "$NSC" link add br0 type bridge stp_state 0 forward_delay 0
+	ip -n "$NSC" link set "${IFA}p" master br0 up
+	ip -n "$NSC" link set "${IFB}p" master br0 up
+	ip -n "$NSC" link set br0 up
+	ip -n "$NSC" link set lo up
+	pair_addresses "$1" "$2"
+}
+
+pair_addresses() {
 	local a
 	for a in $1; do ip -n "$NSA" addr add "$a" dev "$IFA" nodad 2>/dev/null || ip -n "$NSA" addr add "$a" dev "$IFA"; done
 	for a in $2; do ip -n "$NSB" addr add "$a" dev "$IFB" nodad 2>/dev/null || ip -n "$NSB" addr add "$a" dev "$IFB"; done
@@ -48,15 +72,18 @@ setup_pair() {
 	ip -n "$NSB" link set "$IFB" up
 }
 
+mac_of() { ip -n "$1" -j link show "$2" | jq -r '.[0].address'; }
+
 # A config for the daemon in $NSA. Extra lines for [port] in $1, VM sections in $2.
+# For the second daemon (start_daemon_b) set CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock.
 write_conf() {
 	local f=$TMP/$3
 	cat > "$f" <<EOC
 [daemon]
-control_socket = $TMP/ctl.sock
+control_socket = ${CONF_CTL:-$TMP/ctl.sock}
 log_level = debug
 [port]
-interface = $IFA
+interface = ${CONF_IF:-$IFA}
 xdp_object = $BPF_OBJ
 $1
 $2
@@ -81,6 +108,24 @@ start_daemon() {
 	return 1
 }
 
+# start_daemon_b CONF: a second vrdmad, in $NSB, controlled at $TMP/ctlB.sock
+# (ctlb); its pid and log in DPID_B, DLOG_B.
+start_daemon_b() {
+	local i
+	DLOG_B=$TMP/vrdmad-b.$NTEST.log
+	ip netns exec "$NSB" "$VRDMAD" -c "$1" > "$DLOG_B" 2>&1 &
+	DPID_B=$!
+	DAEMON_PIDS+=("$DPID_B")
+	for i in $(seq 100); do
+		if ctlb status > /dev/null 2>&1; then return 0; fi
+		kill -0 "$DPID_B" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "the second vrdmad did not come up; its log:" >&2
+	cat "$DLOG_B" >&2
+	return 1
+}
+
 # stop_daemon: SIGTERM, then sets RC (exit code) and MS (milliseconds to exit).
 # Not in a subshell: only this shell can wait for the daemon.
 stop_daemon() {
@@ -95,6 +140,10 @@ stop_daemon() {
 
 ctl() {
 	ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" "$@"
+}
+
+ctlb() {
+	ip netns exec "$NSB" "$VRDMACTL" -s "$TMP/ctlB.sock" "$@"
 }
 
 # jstat JQ_PATH: one number from `vrdmactl stats --json`.

@@ -1,0 +1,213 @@
+#!/bin/bash
+# Two daemons, one at each end of a link: the AF_XDP transmit path, the wire
+# between two RoCE stacks, a lossy link, and the host's own traffic beside it.
+#
+#   netns vrA-ID              netns vrC-ID (bridge)              netns vrB-ID
+#   +---------------------+   +---------------------------+   +---------------------+
+#   | vrdmad (workers=1)  |   |  vA-IDp --- br0 --- vB-IDp|   | vrdmad (workers=2)  |
+#   |  vm alpha .11       |   |  capture here; netem on   |   |  vm beta .12        |
+#   | vA-ID 10.206.0.1/.11|<->|  both ports               |<->| vB-ID 10.206.0.2/.12|
+#   +---------------------+   +---------------------------+   +---------------------+
+#   vrdma_test (libvrdma) drives both VMs; the VMs' GIDs are addresses of the
+#   ends too, so the kernels answer ARP for them (as a guest would).
+set -e
+source "$(dirname "$0")/../lib.sh"
+: "${VRDMA_TEST:?set VRDMA_TEST to the vrdma_test binary}"
+NETEM_MIB=${NETEM_MIB:-256}
+
+setup_bridged_pair "10.206.0.1/24 10.206.0.11/24" "10.206.0.2/24 10.206.0.12/24"
+MAC_A=$(mac_of "$NSA" "$IFA")
+MAC_B=$(mac_of "$NSB" "$IFB")
+CONF_A=$(write_conf "" "[vm alpha]
+gid = 10.206.0.11
+socket = $TMP/alpha.sock
+max_cq = 8
+max_qp = 8" a.conf)
+# beta is B's second VM, so its worker (1) has no NIC queue and hands its
+# frames to worker 0.
+CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm spare]
+gid = 10.206.0.13
+socket = $TMP/spare.sock
+max_cq = 1
+max_qp = 1
+[vm beta]
+gid = 10.206.0.12
+socket = $TMP/beta.sock
+max_cq = 8
+max_qp = 8" b.conf)
+sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_B"
+
+echo "veth: two daemons across a bridge ($NSA, $NSC, $NSB)"
+start_daemon "$CONF_A"
+start_daemon_b "$CONF_B"
+
+no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG" "$DLOG_B"; }
+
+# vrdma_test in A's namespace drives both VMs; it is told the MACs, since
+# its neighbour table cannot resolve A's own address for B's QPs.
+vtest() {
+	VRDMA_TEST_MAC_A=$MAC_A VRDMA_TEST_MAC_B=$MAC_B \
+		ip netns exec "$NSA" timeout 600 "$VRDMA_TEST" "$TMP/alpha.sock" "$TMP/beta.sock" "$@"
+}
+vtest_ok() {
+	local out=$TMP/vtest.$NTEST.out
+	vtest "$@" > "$out" 2>&1 || true
+	grep '^# RC bulk' "$out" | sed 's/^#/   /' || true
+	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out" || { grep -v '^ok ' "$out" | tail -20; return 1; }
+}
+
+# Every RoCE frame one daemon sent reached the other (a clean link).
+port() { jq -r "$2" < "$1"; }
+frames_match() {
+	ctl stats --json > "$TMP/sa.json"
+	ctlb stats --json > "$TMP/sb.json"
+	local atx arx btx brx
+	atx=$(port "$TMP/sa.json" .port.tx_frames) arx=$(port "$TMP/sa.json" .port.rx_frames)
+	btx=$(port "$TMP/sb.json" .port.tx_frames) brx=$(port "$TMP/sb.json" .port.rx_frames)
+	echo "    A sent $atx, B got $brx; B sent $btx, A got $arx"
+	[ "$atx" -gt 0 ] && [ "$atx" = "$brx" ] && [ "$btx" -gt 0 ] && [ "$btx" = "$arx" ]
+}
+# B's worker 1 owns no NIC queue (veth has one): its frames went to worker 0.
+b_handed_over() { [ "$(port "$TMP/sb.json" .port.handed_over)" -gt 0 ]; }
+
+check "vrdma_test 1-29 between two daemons" vtest_ok $(seq 29)
+check "every frame sent arrived, both ways" frames_match
+check "B's second worker handed its frames to the queue's worker" b_handed_over
+
+# ---- what is on the wire ----
+# The payload is test data: tshark's guesses at what it carries (RPC over
+# RDMA, EoIB, SMB Direct...) are not ours to pass.
+NO_PAYLOAD_GUESSES=$(tshark -G heuristic-decodes 2>/dev/null |
+	awk '$1 == "infiniband.payload" && $2 != "ethertype" { printf "--disable-protocol %s ", $2 }')
+capture_ok() {
+	local pcap=$TMP/wire.pcap n bad ib toB toA i tpid
+	ip netns exec "$NSC" tshark -i br0 -f "udp port 4791" -w "$pcap" > "$TMP/tshark.log" 2>&1 &
+	tpid=$!
+	for i in $(seq 100); do grep -q "^Capturing on" "$TMP/tshark.log" && break; sleep 0.1; done
+	vtest 20 21 22 23 24 > "$TMP/cap.out" 2>&1 || { kill "$tpid"; cat "$TMP/cap.out"; return 1; }
+	sleep 0.5
+	kill -INT "$tpid"
+	wait "$tpid" || true
+	t() { tshark -r "$pcap" $NO_PAYLOAD_GUESSES "$@" 2>/dev/null | wc -l; }
+	n=$(t)
+	bad=$(t -Y _ws.malformed)
+	ib=$(t -Y infiniband)
+	toB=$(t -Y "ip.dst == 10.206.0.12 && eth.dst == $MAC_B")
+	toA=$(t -Y "ip.dst == 10.206.0.11 && eth.dst == $MAC_A")
+	echo "    captured $n frames: $ib InfiniBand, $bad malformed, $toB to B and $toA to A with the right MAC"
+	[ "$n" -gt 100 ] && [ "$bad" = 0 ] && [ "$ib" = "$n" ] && [ $((toA + toB)) = "$n" ] &&
+		[ "$toA" -gt 0 ] && [ "$toB" -gt 0 ]
+}
+check "a capture on the bridge: valid RoCEv2, right MACs, both ways" capture_ok
+
+# ---- the hosts' own traffic while RDMA runs ----
+# A TCP transfer checked by SHA-256, and ping both ways, beside a bulk run.
+tcp_transfer() {
+	ip netns exec "$NSB" "$PY" -c '
+import hashlib, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("10.206.0.2", 15201)); s.listen(1); s.settimeout(60)
+c, _ = s.accept(); h = hashlib.sha256()
+while True:
+    d = c.recv(1 << 16)
+    if not d: break
+    h.update(d)
+print(h.hexdigest())' > "$TMP/tcp.got" &
+	local spid=$! want
+	sleep 0.5
+	want=$(ip netns exec "$NSA" "$PY" -c '
+import hashlib, os, socket
+data = os.urandom(32 << 20); s = socket.create_connection(("10.206.0.2", 15201), timeout=60)
+s.sendall(data); s.close(); print(hashlib.sha256(data).hexdigest())')
+	wait "$spid"
+	[ "$want" = "$(cat "$TMP/tcp.got")" ]
+}
+host_traffic_ok() {
+	VRDMA_TEST_BULK_MIB=192 vtest 30 > "$TMP/bulk.out" 2>&1 &
+	local vpid=$! pa pb ok=0
+	sleep 0.3
+	ip netns exec "$NSA" ping -q -c 40 -i 0.02 10.206.0.2 > "$TMP/pingA" & pa=$!
+	ip netns exec "$NSB" ping -q -c 40 -i 0.02 10.206.0.1 > "$TMP/pingB" & pb=$!
+	tcp_transfer || { echo "    TCP transfer corrupted or failed"; ok=1; }
+	wait "$pa" || ok=1
+	wait "$pb" || ok=1
+	kill -0 "$vpid" 2>/dev/null || { echo "    the RDMA run ended before the host traffic did"; ok=1; }
+	wait "$vpid" || { tail "$TMP/bulk.out"; ok=1; }
+	grep -h 'packet loss' "$TMP/pingA" "$TMP/pingB" | sed 's/^/    /'
+	grep -q ' 0% packet loss' "$TMP/pingA" && grep -q ' 0% packet loss' "$TMP/pingB" && [ $ok = 0 ]
+}
+check "ping both ways and 32 MiB of TCP, intact, beside RDMA" host_traffic_ok
+
+# ---- a bad link ----
+# Each direction loses 1 %, duplicates 1 %, reorders 1 % and corrupts 0.1 % of
+# frames: with netem on both bridge ports where the kernel has sch_netem;
+# where it has not (this machine's), the bridge makes way for impair, a relay
+# between the two ports that does the same. RC must still deliver every byte.
+have_netem() {
+	ip netns exec "$NSC" tc qdisc add dev lo root netem delay 0 2> /dev/null &&
+		ip netns exec "$NSC" tc qdisc del dev lo root
+}
+IMPAIR_PID=
+impair_on() {
+	local dev
+	if have_netem; then
+		for dev in "${IFA}p" "${IFB}p"; do
+			ip netns exec "$NSC" tc qdisc add dev "$dev" root netem limit 10000 \
+				delay 1ms reorder 99% loss 1% duplicate 1% corrupt 0.1%
+		done
+		echo "    netem on ${IFA}p and ${IFB}p"
+		return
+	fi
+	: "${IMPAIR:?set IMPAIR to the impair binary}"
+	ip -n "$NSC" link set "${IFA}p" nomaster
+	ip -n "$NSC" link set "${IFB}p" nomaster
+	ip netns exec "$NSC" "$IMPAIR" "${IFA}p" "${IFB}p" -l 1 -d 1 -r 1 -c 0.1 -s "$RANDOM" \
+		> "$TMP/impair.log" 2>&1 &
+	IMPAIR_PID=$!
+	for i in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
+	echo "    no sch_netem in this kernel: impair relays ${IFA}p <-> ${IFB}p"
+}
+impair_on
+# The transport's counters live while the VMs are connected: sample them.
+( while sleep 0.5; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
+	> "$TMP/transportA" 2>/dev/null &
+SAMPLER=$!
+export VRDMA_TEST_BULK_MIB=$NETEM_MIB
+check "RC $NETEM_MIB MiB bit-exact through loss, duplication, reordering, corruption" vtest_ok 30
+unset VRDMA_TEST_BULK_MIB
+kill "$SAMPLER" 2>/dev/null || true
+recovered() {
+	local r
+	r=$(jq -s 'map(.retransmitted_packets // 0) | max' "$TMP/transportA")
+	echo "    A retransmitted $r packets"
+	[ "$r" -gt 0 ]
+}
+check "the losses were recovered by retransmission" recovered
+impair_counted() {
+	[ -n "$IMPAIR_PID" ] || return 0
+	kill -TERM "$IMPAIR_PID"
+	wait "$IMPAIR_PID" || true
+	grep '^impair: forwarded' "$TMP/impair.log" | sed 's/^/    /'
+	grep -Eq 'forwarded=[1-9].* lost=[1-9].* duplicated=[1-9].* reordered=[1-9].* corrupted=[1-9]' \
+		"$TMP/impair.log"
+}
+check "frames were lost, duplicated, reordered and corrupted on the way" impair_counted
+dropped_bad() {
+	local a b
+	a=$(ctl stats --json | jq '.port.drops | .icrc + .udp_length + .ip_checksum + .ip_header + .ip_length + .short + .pad + .opcode + .header_length + .bth_version')
+	b=$(ctlb stats --json | jq '.port.drops | .icrc + .udp_length + .ip_checksum + .ip_header + .ip_length + .short + .pad + .opcode + .header_length + .bth_version')
+	echo "    corrupted frames dropped: $a at A, $b at B"
+	[ $((a + b)) -gt 0 ]
+}
+check "corrupted frames were counted and dropped" dropped_bad
+
+both_exit_0() {
+	local ra=0 rb=0
+	kill -TERM "$DPID" "$DPID_B"
+	wait "$DPID" || ra=$?
+	wait "$DPID_B" || rb=$?
+	[ $ra = 0 ] && [ $rb = 0 ]
+}
+check "both daemons exit 0 on SIGTERM" both_exit_0
+check "no sanitizer report" no_sanitizer_report
+summary
