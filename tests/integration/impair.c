@@ -174,6 +174,9 @@ int main(int argc, char **argv)
 		for (i = 0; i < 2; i++) {
 			ssize_t len;
 
+			/* the interface went away (its namespace was deleted) */
+			if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+				stop = 1;
 			if (!(pfd[i].revents & POLLIN))
 				continue;
 			len = recv(ports[i].fd, buf, sizeof(buf), MSG_DONTWAIT);

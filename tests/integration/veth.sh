@@ -164,6 +164,7 @@ impair_on() {
 	ip netns exec "$NSC" "$IMPAIR" "${IFA}p" "${IFB}p" -l 1 -d 1 -r 1 -c 0.1 -s "$RANDOM" \
 		> "$TMP/impair.log" 2>&1 &
 	IMPAIR_PID=$!
+	DAEMON_PIDS+=("$IMPAIR_PID")
 	for i in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
 	echo "    no sch_netem in this kernel: impair relays ${IFA}p <-> ${IFB}p"
 }
