@@ -1,0 +1,162 @@
+#!/bin/bash
+# Interoperability with Linux Soft-RoCE: rdma-core's ibv_*_pingpong and
+# perftest in a QEMU guest (rxe0) against vrdma-pingpong and vrdma-perf
+# through vrdmad, in both roles, with sizes that cross the path MTU.
+#
+#   netns vrA-ID                       netns vrC-ID              QEMU/TCG guest
+#   +----------------------------+     +------------------+     +----------------------+
+#   | vrdmad on vA-ID (XDP)      |     | vA-IDp           |     | eth0 10.207.0.20/24  |
+#   |  vm alpha GID 10.207.0.11  |<--->|   br0 --- tap ---|-----|  rxe0, GID index 1   |
+#   | vA-ID 10.207.0.1, .11      |     |                  |     |  rdma-core, perftest |
+#   | vrdma-pingpong, vrdma-perf |     +------------------+     +----------------------+
+#   +----------------------------+
+#   The tools' TCP exchange goes over the kernels; RoCE frames to .11 go
+#   to vrdmad, those from the guest's rxe to the guest.
+#
+# Needs root and qemu-system-x86; the first run builds the guest image
+# (cached). Exit 77 (SKIP) only when QEMU cannot run here.
+set -e
+source "$(dirname "$0")/../lib.sh"
+source "$HERE/interop/guest.sh"
+: "${VRDMA_PINGPONG:?set VRDMA_PINGPONG to the vrdma-pingpong binary}"
+: "${VRDMA_PERF:?set VRDMA_PERF to the vrdma-perf binary}"
+guest_require
+
+GUEST=10.207.0.20
+VMGID=10.207.0.11
+TAP=vg$ID
+trap 'guest_stop; cleanup' EXIT
+
+guest_image
+ip netns add "$NSA"
+ip netns add "$NSC"
+ip link add "$IFA" netns "$NSA" type veth peer name "${IFA}p" netns "$NSC"
+ip -n "$NSC" link add br0 type bridge stp_state 0 forward_delay 0
+ip -n "$NSC" link set "${IFA}p" master br0 up
+ip -n "$NSC" link set br0 up
+ip -n "$NSA" addr add 10.207.0.1/24 dev "$IFA"
+ip -n "$NSA" addr add "$VMGID/24" dev "$IFA"
+ip -n "$NSA" link set lo up
+ip -n "$NSA" link set "$IFA" up
+guest_tap "$NSC" "$TAP" br0
+
+CONF=$(write_conf "" "[vm alpha]
+gid = $VMGID
+socket = $TMP/alpha.sock" rxe.conf)
+start_daemon "$CONF"
+echo "rxe: booting the Soft-RoCE guest ($NSA, $NSC)"
+guest_boot "$NSC" "$TAP" "$GUEST/24"
+echo "rxe: guest up in $GUEST_BOOT_SECS s"
+
+no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG"; }
+
+# host TIMEOUT CMD...: a tool on VM alpha, in A's namespace.
+host() {
+	local t=$1
+	shift
+	ip netns exec "$NSA" timeout "$t" "$@"
+}
+
+# pair WHO SERVER_CMD -- CLIENT_CMD: WHO=guest: the guest serves and the host
+# connects; WHO=host: the other way round. Both must exit 0; their output is
+# kept in $TMP/server.out and $TMP/client.out.
+pair() {
+	local who=$1 port rc=0 hpid
+	shift
+	local -a srv=() cli=()
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	port=$((20000 + NTEST))
+	if [ "$who" = guest ]; then
+		guest_start "srv$NTEST" 100 "${srv[@]}" -p "$port"
+		guest_listening "$port" 30 || { echo "    the guest's server did not listen"; return 1; }
+		host 90 "${cli[@]}" -p "$port" "$GUEST" > "$TMP/client.out" 2>&1 || rc=$?
+		guest_wait "srv$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
+	else
+		host 100 "${srv[@]}" -p "$port" > "$TMP/server.out" 2>&1 &
+		hpid=$!
+		for _ in $(seq 100); do
+			ip netns exec "$NSA" ss -Hltn "sport = :$port" | grep -q . && break
+			sleep 0.1
+		done
+		guest_run 90 "${cli[@]}" -p "$port" 10.207.0.1 > "$TMP/client.out" 2>&1 || rc=$?
+		wait "$hpid" || rc=$?
+	fi
+	if [ $rc != 0 ]; then
+		echo "    -- server:"; tail -15 "$TMP/server.out" | sed 's/^/    /'
+		echo "    -- client:"; tail -15 "$TMP/client.out" | sed 's/^/    /'
+	fi
+	return $rc
+}
+
+# The closing lines of ibv_*_pingpong on both sides.
+pp_lines() {
+	grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$TMP/server.out" &&
+	grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$TMP/client.out"
+}
+
+pingpong() {	# TYPE SIZE ITERS WHO
+	local t=$1 s=$2 n=$3 who=$4 rdma=ibv_${1}_pingpong
+	if [ "$who" = guest ]; then
+		pair guest "$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c -- \
+			"$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c
+	else
+		pair host "$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c -- \
+			"$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c
+	fi && pp_lines
+}
+
+for t in ${PP_TYPES-rc uc}; do
+	for who in guest host; do
+		check "ibv_${t}_pingpong <-> vrdma-pingpong, 4 KiB, $who serves" pingpong "$t" 4096 200 "$who"
+	done
+done
+check "ibv_rc_pingpong <-> vrdma-pingpong, 64 KiB, guest serves" pingpong rc 65536 50 guest
+for who in guest host; do
+	# UD messages fit the path MTU (1024 on a 1500-byte link)
+	check "ibv_ud_pingpong <-> vrdma-pingpong, 1 KiB, $who serves" pingpong ud 1024 200 "$who"
+done
+
+# perftest: each side that measures ends with a result row; the passive
+# side of read_lat (and of nothing else here) measures nothing.
+perf_row() {
+	local f files=("$TMP/client.out")
+	[ "$1" = read_lat ] || files+=("$TMP/server.out")
+	for f in "${files[@]}"; do
+		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$f" || return 1
+	done
+}
+perf() {	# TEST SIZE ITERS WHO
+	local test=$1 s=$2 n=$3 who=$4
+	if [ "$who" = guest ]; then
+		pair guest "ib_$test" -d rxe0 -x 1 -s "$s" -n "$n" -F -- \
+			"$VRDMA_PERF" "$test" -d "$TMP/alpha.sock" -x 0 -s "$s" -n "$n" -F
+	else
+		pair host "$VRDMA_PERF" "$test" -d "$TMP/alpha.sock" -x 0 -s "$s" -n "$n" -F -- \
+			"ib_$test" -d rxe0 -x 1 -s "$s" -n "$n" -F
+	fi
+	# the side that prints a table (both for these tests)
+	perf_row "$test" || { echo "    -- server:"; cat "$TMP/server.out"; echo "    -- client:"; cat "$TMP/client.out"; return 1; }
+}
+for test in ${PERF_TESTS_BW-write_bw read_bw send_bw}; do
+	for who in guest host; do
+		check "ib_$test <-> vrdma-perf $test, 64 KiB, $who serves" perf "$test" 65536 100 "$who"
+	done
+done
+for test in ${PERF_TESTS_LAT-write_lat read_lat send_lat}; do
+	for who in guest host; do
+		check "ib_$test <-> vrdma-perf $test, 4 KiB, $who serves" perf "$test" 4096 100 "$who"
+	done
+done
+
+# Nothing the guest sent was malformed or for a QP we do not have.
+clean_drops() {
+	local d
+	d=$(ctl stats --json | jq '[.port.drops | to_entries[] | .value] | add')
+	echo "    frames dropped by vrdmad: $d"
+	[ "$d" = 0 ]
+}
+check "vrdmad dropped no frame from rxe as malformed" clean_drops
+check "no sanitizer report" no_sanitizer_report
+summary
