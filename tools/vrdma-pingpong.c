@@ -1,0 +1,1154 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vrdma-pingpong: rdma-core's ibv_rc_pingpong, ibv_uc_pingpong and
+ * ibv_ud_pingpong (v44) on a VM socket of vrdmad, through libvrdma. Same
+ * flags (-d names the VM's vhost-user socket instead of an IB device, -T
+ * picks the transport), same out-of-band TCP exchange, same posted work and
+ * completion accounting, same output: it interoperates with the real tools
+ * in either role.
+ *
+ * Where it differs on purpose: the GID index defaults to 0 (RoCE cannot work
+ * without one); numbers are checked, and -m with -T ud is refused (as
+ * ibv_ud_pingpong, which has no -m); a run that gets no completion for
+ * --timeout seconds, a silent TCP peer, or a daemon that goes away ends
+ * with an error instead of waiting forever; -c checks every byte of the
+ * buffer, and invalid data makes the exit code 1.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libvrdma.h"
+
+/* enum ib_qp_attr_mask */
+#define IB_QP_STATE			(1u << 0)
+#define IB_QP_ACCESS_FLAGS		(1u << 3)
+#define IB_QP_PKEY_INDEX		(1u << 4)
+#define IB_QP_PORT			(1u << 5)
+#define IB_QP_QKEY			(1u << 6)
+#define IB_QP_AV			(1u << 7)
+#define IB_QP_PATH_MTU			(1u << 8)
+#define IB_QP_TIMEOUT			(1u << 9)
+#define IB_QP_RETRY_CNT			(1u << 10)
+#define IB_QP_RNR_RETRY			(1u << 11)
+#define IB_QP_RQ_PSN			(1u << 12)
+#define IB_QP_MAX_QP_RD_ATOMIC		(1u << 13)
+#define IB_QP_MIN_RNR_TIMER		(1u << 15)
+#define IB_QP_SQ_PSN			(1u << 16)
+#define IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
+#define IB_QP_CAP			(1u << 19)
+#define IB_QP_DEST_QPN			(1u << 20)
+
+enum { IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS };
+
+#define IB_ACCESS_LOCAL_WRITE		(1u << 0)
+#define IB_AH_GRH			1u
+#define IB_WC_SUCCESS			0
+#define IB_MTU_256			1
+#define IB_MTU_4096			5
+
+enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
+
+#define GRH_LEN			40u		/* before every UD receive's payload */
+#define UD_QKEY			0x11111111u
+#define DEFAULT_TCP_PORT	18515u
+#define DEFAULT_TIMEOUT_S	10
+#define WIRE_MSG		"0000:000000:000000:00000000000000000000000000000000"
+#define WIRE_LEN		sizeof(WIRE_MSG)	/* with the NUL, as rdma-core sends it */
+#define DONE_LEN		sizeof("done")
+#define SHM_PAGE		4096u
+/* Empty CQ polls between looks at the clock and at the daemon's socket. */
+#define POLLS_PER_CHECK		16384u
+
+struct pp_opts {
+	uint8_t type;			/* VIRTIO_IB_QPT_RC / UC / UD */
+	const char *socket;
+	const char *servername;
+	unsigned int tcp_port;
+	unsigned int ib_port;
+	unsigned int size;
+	int mtu;			/* enum ib_mtu */
+	unsigned int rx_depth;
+	unsigned int iters;
+	unsigned int sl;
+	int gidx;
+	bool events, chk;
+	unsigned int timeout_s;
+};
+
+struct pp_dest {
+	unsigned int lid, qpn, psn;
+	uint8_t gid[16];
+};
+
+struct pp_ctx {
+	const struct pp_opts *o;
+	struct vrdma_ctx *dev;
+	struct vrdma_pd *pd;
+	struct vrdma_mr *mr;
+	struct vrdma_cq *cq;
+	struct vrdma_qp *qp;
+	uint8_t *buf;
+	size_t buf_len;
+	unsigned int grh;		/* GRH_LEN for UD, else 0 */
+	uint32_t send_flags;
+	struct virtio_rdma_rsp_query_port port;
+	int pending;
+	int routs;
+	unsigned int rcnt, scnt;
+	/* UD: what ibv_create_ah would hold, sent with every WR */
+	struct virtio_rdma_av av;
+	uint32_t remote_qpn;
+};
+
+static const char *prog = "vrdma-pingpong";
+
+/* ibv_wc_status_str's words, so that errors read as rdma-core's. */
+static const char *wc_status_str(unsigned int status)
+{
+	static const char *const names[] = {
+		"success", "local length error", "local QP operation error",
+		"local EE context operation error", "local protection error",
+		"Work Request Flushed Error", "memory management operation error",
+		"bad response error", "local access error", "remote invalid request error",
+		"remote access error", "remote operation error",
+		"transport retry counter exceeded", "RNR retry counter exceeded",
+		"local RDD violation error", "remote invalid RD request", "aborted error",
+		"invalid EE context number", "invalid EE context state", "fatal error",
+		"response timeout error", "general error", "TM error", "TM software rendezvous",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
+}
+
+static const char *event_name(unsigned int ev)
+{
+	switch (ev) {
+	case VIRTIO_RDMA_EVENT_CQ_ERR:
+		return "CQ error";
+	case VIRTIO_RDMA_EVENT_QP_FATAL:
+		return "local work queue catastrophic error";
+	case VIRTIO_RDMA_EVENT_SQ_DRAINED:
+		return "send queue drained";
+	default:
+		return "unknown";
+	}
+}
+
+/* libvrdma's errors; -ECONNRESET means the daemon dropped us. */
+static const char *vrdma_err(int ret)
+{
+	return ret == -ECONNRESET ? "vrdmad closed the connection" : strerror(-ret);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage:\n");
+	fprintf(f, "  %s            start a server and wait for connection\n", prog);
+	fprintf(f, "  %s <host>     connect to server at <host>\n", prog);
+	fprintf(f, "\n");
+	fprintf(f, "Options:\n");
+	fprintf(f, "  -T, --type=<rc|uc|ud>  transport: as ibv_rc/uc/ud_pingpong (default rc)\n");
+	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default 18515)\n");
+	fprintf(f, "  -d, --ib-dev=<socket>  the VM's vhost-user socket (vrdmad's [vm] socket =)\n");
+	fprintf(f, "  -i, --ib-port=<port>   use port <port> of the device (default 1)\n");
+	fprintf(f, "  -s, --size=<size>      size of message to exchange (default 4096, ud 1024)\n");
+	fprintf(f, "  -m, --mtu=<size>       path MTU (default 1024; not for ud)\n");
+	fprintf(f, "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
+	fprintf(f, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
+	fprintf(f, "  -l, --sl=<sl>          service level value\n");
+	fprintf(f, "  -e, --events           sleep on CQ events (default poll)\n");
+	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index (default 0)\n");
+	fprintf(f, "  -c, --chk              validate received buffer\n");
+	fprintf(f, "      --timeout=<sec>    give up after <sec> seconds without progress (default %d)\n",
+		DEFAULT_TIMEOUT_S);
+	fprintf(f, "  -h, --help             this text\n");
+}
+
+/* ---- arguments ---- */
+
+/* A whole unsigned number (any base strtoul takes) in [min, max]. */
+static int parse_uint(const char *flag, const char *s, unsigned long min, unsigned long max,
+		      unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (!*s || *end || errno || s[0] == '-' || v < min || v > max) {
+		fprintf(stderr, "%s: invalid value '%s' for %s (%lu..%lu)\n", prog, s, flag, min, max);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int mtu_to_enum(unsigned int mtu)
+{
+	switch (mtu) {
+	case 256: return 1;
+	case 512: return 2;
+	case 1024: return 3;
+	case 2048: return 4;
+	case 4096: return 5;
+	default: return 0;
+	}
+}
+
+static unsigned int mtu_bytes(int mtu)
+{
+	return mtu >= IB_MTU_256 && mtu <= IB_MTU_4096 ? 128u << mtu : 0;
+}
+
+/* 0 to run, 1 for -h (exit 0), a negative errno for bad arguments. */
+static int parse_args(int argc, char **argv, struct pp_opts *o)
+{
+	static const struct option longopts[] = {
+		{ .name = "type",     .has_arg = 1, .val = 'T' },
+		{ .name = "port",     .has_arg = 1, .val = 'p' },
+		{ .name = "ib-dev",   .has_arg = 1, .val = 'd' },
+		{ .name = "ib-port",  .has_arg = 1, .val = 'i' },
+		{ .name = "size",     .has_arg = 1, .val = 's' },
+		{ .name = "mtu",      .has_arg = 1, .val = 'm' },
+		{ .name = "rx-depth", .has_arg = 1, .val = 'r' },
+		{ .name = "iters",    .has_arg = 1, .val = 'n' },
+		{ .name = "sl",       .has_arg = 1, .val = 'l' },
+		{ .name = "events",   .has_arg = 0, .val = 'e' },
+		{ .name = "gid-idx",  .has_arg = 1, .val = 'g' },
+		{ .name = "chk",      .has_arg = 0, .val = 'c' },
+		{ .name = "timeout",  .has_arg = 1, .val = 't' },
+		{ .name = "help",     .has_arg = 0, .val = 'h' },
+		{ 0 }
+	};
+	bool size_set = false, mtu_set = false;
+	unsigned int v;
+	int c;
+
+	*o = (struct pp_opts){
+		.type = VIRTIO_IB_QPT_RC, .tcp_port = DEFAULT_TCP_PORT, .ib_port = 1,
+		.size = 4096, .mtu = 3, .rx_depth = 500, .iters = 1000, .gidx = 0,
+		.timeout_s = DEFAULT_TIMEOUT_S,
+	};
+	while ((c = getopt_long(argc, argv, "T:p:d:i:s:m:r:n:l:eg:ch", longopts, NULL)) != -1) {
+		int ret = 0;
+
+		switch (c) {
+		case 'T':
+			if (!strcasecmp(optarg, "rc")) {
+				o->type = VIRTIO_IB_QPT_RC;
+			} else if (!strcasecmp(optarg, "uc")) {
+				o->type = VIRTIO_IB_QPT_UC;
+			} else if (!strcasecmp(optarg, "ud")) {
+				o->type = VIRTIO_IB_QPT_UD;
+			} else {
+				fprintf(stderr, "%s: invalid transport '%s' for -T (rc, uc or ud)\n",
+					prog, optarg);
+				ret = -EINVAL;
+			}
+			break;
+		case 'p':
+			ret = parse_uint("-p", optarg, 0, 65535, &o->tcp_port);
+			break;
+		case 'd':
+			o->socket = optarg;
+			break;
+		case 'i':
+			ret = parse_uint("-i", optarg, 1, 255, &o->ib_port);
+			break;
+		case 's':
+			ret = parse_uint("-s", optarg, 0, INT_MAX, &o->size);
+			size_set = true;
+			break;
+		case 'm':
+			ret = parse_uint("-m", optarg, 0, UINT_MAX, &v);
+			if (!ret && !(o->mtu = mtu_to_enum(v))) {
+				fprintf(stderr, "%s: invalid MTU '%s' for -m (256, 512, 1024, 2048 or 4096)\n",
+					prog, optarg);
+				ret = -EINVAL;
+			}
+			mtu_set = true;
+			break;
+		case 'r':
+			/* the device takes at most max_qp_wr (4096) receives */
+			ret = parse_uint("-r", optarg, 1, 32768, &o->rx_depth);
+			break;
+		case 'n':
+			ret = parse_uint("-n", optarg, 1, INT_MAX, &o->iters);
+			break;
+		case 'l':
+			ret = parse_uint("-l", optarg, 0, 15, &o->sl);
+			break;
+		case 'e':
+			o->events = true;
+			break;
+		case 'g':
+			ret = parse_uint("-g", optarg, 0, VIRTIO_RDMA_GID_TBL_LEN - 1, &v);
+			o->gidx = (int)v;
+			break;
+		case 'c':
+			o->chk = true;
+			break;
+		case 't':
+			ret = parse_uint("--timeout", optarg, 1, 86400, &o->timeout_s);
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		default:
+			ret = -EINVAL;	/* getopt said why */
+			break;
+		}
+		if (ret) {
+			usage(stderr);
+			return ret;
+		}
+	}
+	if (optind == argc - 1) {
+		o->servername = argv[optind];
+	} else if (optind < argc) {
+		fprintf(stderr, "%s: one server host name at most\n", prog);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (o->type == VIRTIO_IB_QPT_UD) {
+		/* ibv_ud_pingpong has no -m: a UD message is one packet of the port's MTU */
+		if (mtu_set) {
+			fprintf(stderr, "%s: -m is not an option of -T ud (the port's MTU applies)\n",
+				prog);
+			usage(stderr);
+			return -EINVAL;
+		}
+		if (!size_set)
+			o->size = 1024;
+	}
+	if (!o->socket) {
+		fprintf(stderr, "No IB devices found: give the VM's vhost-user socket with -d SOCKET\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- the device ---- */
+
+static size_t page_round(size_t len)
+{
+	return ((len ? len : 1) + SHM_PAGE - 1) / SHM_PAGE * SHM_PAGE;
+}
+
+static size_t ring_entries(size_t n)
+{
+	size_t num = 1;
+
+	while (num < n)
+		num <<= 1;
+	return num;
+}
+
+/* A split ring of num entries in libvrdma's shared memory: descriptors,
+ * avail and used rings, rounded to pages. */
+static size_t ring_bytes(size_t num)
+{
+	return page_round(16 * num + 6 + 2 * num + 3 + 6 + 8 * num);
+}
+
+/*
+ * The shared memory libvrdma needs for this run (vrdma_open's mem_size):
+ * the buffer, each queue's ring plus its WQE or CQE slots, and the control
+ * queue. Every allocation takes whole 4 KiB pages. The margin covers the
+ * control queue's buffers (32 requests of 1 KiB in libvrdma today) and any
+ * growth of libvrdma's own layout.
+ */
+static size_t mem_needed(const struct pp_opts *o, size_t buf_len)
+{
+	size_t cq = ring_entries(o->rx_depth + 1);
+	size_t rq = ring_entries(o->rx_depth);
+	size_t sq = 1;
+	size_t total = page_round(buf_len);
+
+	total += ring_bytes(cq) + page_round(cq * sizeof(struct virtio_rdma_cqe));
+	total += ring_bytes(rq) + page_round(rq * (sizeof(struct virtio_rdma_cmd_post_recv) +
+						   sizeof(struct virtio_rdma_sge) + 8));
+	total += ring_bytes(sq) + page_round(sq * (sizeof(struct virtio_rdma_cmd_post_send) +
+						   sizeof(struct virtio_rdma_sge) + 8));
+	return total + (256u << 10);
+}
+
+static int pp_post_recv(struct pp_ctx *c, unsigned int n)
+{
+	struct vrdma_sge sge = {
+		.addr = (uintptr_t)c->buf,
+		.length = c->o->size + c->grh,
+		.lkey = vrdma_mr_lkey(c->mr),
+	};
+	struct vrdma_recv_wr wr = { .wr_id = PINGPONG_RECV_WRID, .sg_list = &sge, .num_sge = 1 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (vrdma_post_recv(c->qp, &wr))
+			break;
+	return (int)i;
+}
+
+static int pp_post_send(struct pp_ctx *c)
+{
+	/* UD sends from past the GRH area, as ibv_ud_pingpong */
+	struct vrdma_sge sge = {
+		.addr = (uintptr_t)(c->buf + c->grh),
+		.length = c->o->size,
+		.lkey = vrdma_mr_lkey(c->mr),
+	};
+	struct vrdma_send_wr wr = {
+		.wr_id = PINGPONG_SEND_WRID,
+		.opcode = VIRTIO_IB_WR_SEND,
+		.send_flags = c->send_flags,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	if (c->o->type == VIRTIO_IB_QPT_UD) {
+		wr.remote_qpn = c->remote_qpn;
+		wr.remote_qkey = UD_QKEY;
+		wr.av = c->av;
+	}
+	return vrdma_post_send(c->qp, &wr);
+}
+
+/* Frees whatever pp_init made; the daemon frees the device's side when the
+ * connection closes, so a failure half-way needs nothing more. */
+static void pp_free(struct pp_ctx *c)
+{
+	vrdma_close(c->dev);
+	c->dev = NULL;
+}
+
+/* Open the VM's device and make the PD, MR, CQ and a QP in INIT, as
+ * pp_init_ctx does. Returns 0 or -1 (said why). */
+static int pp_init(struct pp_ctx *c, const struct pp_opts *o)
+{
+	struct vrdma_open_attr oattr = { 0 };
+	struct vrdma_qp_init_attr init;
+	struct virtio_rdma_qp_attr attr;
+	uint32_t mask;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->o = o;
+	c->grh = o->type == VIRTIO_IB_QPT_UD ? GRH_LEN : 0;
+	c->send_flags = VIRTIO_IB_SEND_SIGNALED;
+	c->buf_len = (size_t)o->size + c->grh;
+	oattr.mem_size = mem_needed(o, c->buf_len);
+
+	ret = vrdma_open(o->socket, &oattr, &c->dev);
+	if (ret) {
+		fprintf(stderr, "Couldn't get context for %s: %s\n", o->socket, vrdma_err(ret));
+		if (ret == -ENOENT || ret == -ECONNREFUSED)
+			fprintf(stderr, "(is vrdmad running, and is %s a [vm] socket of its config?)\n",
+				o->socket);
+		else if (ret == -ECONNRESET)
+			fprintf(stderr, "(the device takes one front-end at a time: is a VM or another tool on it?)\n");
+		return -1;
+	}
+	ret = vrdma_query_port(c->dev, (uint8_t)o->ib_port, &c->port);
+	if (ret) {
+		fprintf(stderr, "Unable to query port info for port %u: %s\n", o->ib_port,
+			vrdma_err(ret));
+		goto close_dev;
+	}
+	if (o->type == VIRTIO_IB_QPT_UD && o->size > mtu_bytes(c->port.active_mtu)) {
+		fprintf(stderr, "Requested size larger than port MTU (%u)\n",
+			mtu_bytes(c->port.active_mtu));
+		goto close_dev;
+	}
+	/* the device refuses a path MTU above the port's (as rxe does): say so now
+	 * rather than as "Failed to modify QP to RTR" after the exchange */
+	if (o->type != VIRTIO_IB_QPT_UD && o->mtu > c->port.max_mtu) {
+		fprintf(stderr, "Path MTU %u is above the port's maximum MTU %u (-m)\n",
+			mtu_bytes(o->mtu), mtu_bytes(c->port.max_mtu));
+		goto close_dev;
+	}
+
+	/* the device registers only its shared memory: the buffer lives there */
+	c->buf = vrdma_alloc_buf(c->dev, c->buf_len ? c->buf_len : 1);
+	if (!c->buf) {
+		fprintf(stderr, "Couldn't allocate work buf.\n");
+		goto close_dev;
+	}
+	memset(c->buf, 0x7b, c->buf_len);
+
+	ret = vrdma_alloc_pd(c->dev, &c->pd);
+	if (ret) {
+		fprintf(stderr, "Couldn't allocate PD: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	ret = vrdma_reg_mr(c->pd, c->buf, c->buf_len ? c->buf_len : 1, IB_ACCESS_LOCAL_WRITE, &c->mr);
+	if (ret) {
+		fprintf(stderr, "Couldn't register MR: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	ret = vrdma_create_cq(c->dev, o->rx_depth + 1, &c->cq);
+	if (ret) {
+		fprintf(stderr, "Couldn't create CQ: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	init = (struct vrdma_qp_init_attr){
+		.qp_type = o->type,
+		.send_cq = c->cq,
+		.recv_cq = c->cq,
+		.max_send_wr = 1,
+		.max_recv_wr = o->rx_depth,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
+	ret = vrdma_create_qp(c->pd, &init, &c->qp);
+	if (ret) {
+		fprintf(stderr, "Couldn't create QP: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	/* inline when the QP can carry the whole message, as rdma-core decides */
+	ret = vrdma_query_qp(c->qp, IB_QP_CAP, &attr);
+	if (ret) {
+		fprintf(stderr, "Couldn't query QP: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	if (attr.cap.max_inline_data >= o->size)
+		c->send_flags |= VIRTIO_IB_SEND_INLINE;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_INIT;
+	attr.pkey_index = 0;
+	attr.port_num = (uint8_t)o->ib_port;
+	mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
+	if (o->type == VIRTIO_IB_QPT_UD) {
+		attr.qkey = UD_QKEY;
+		mask |= IB_QP_QKEY;
+	} else {
+		attr.qp_access_flags = 0;
+		mask |= IB_QP_ACCESS_FLAGS;
+	}
+	ret = vrdma_modify_qp(c->qp, &attr, mask);
+	if (ret) {
+		fprintf(stderr, "Failed to modify QP to INIT: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	return 0;
+
+close_dev:
+	pp_free(c);
+	return -1;
+}
+
+/* Tear down in rdma-core's order; each failure is reported. */
+static int pp_close(struct pp_ctx *c)
+{
+	int ret;
+
+	ret = vrdma_destroy_qp(c->qp);
+	if (ret) {
+		fprintf(stderr, "Couldn't destroy QP: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	ret = vrdma_destroy_cq(c->cq);
+	if (ret) {
+		fprintf(stderr, "Couldn't destroy CQ: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	ret = vrdma_dereg_mr(c->mr);
+	if (ret) {
+		fprintf(stderr, "Couldn't deregister MR: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	ret = vrdma_dealloc_pd(c->pd);
+	if (ret) {
+		fprintf(stderr, "Couldn't deallocate PD: %s\n", vrdma_err(ret));
+		goto close_dev;
+	}
+	vrdma_free_buf(c->dev, c->buf);
+close_dev:
+	pp_free(c);
+	return ret ? -1 : 0;
+}
+
+static bool gid_is_global(const uint8_t gid[16])
+{
+	static const uint8_t zero[8];
+
+	/* rdma-core's test: a non-zero interface ID means a GID was sent */
+	return memcmp(gid + 8, zero, sizeof(zero)) != 0;
+}
+
+static void fill_grh(const struct pp_ctx *c, const struct pp_dest *dest,
+		     struct virtio_rdma_ah_attr *ah)
+{
+	memcpy(ah->grh.dgid, dest->gid, 16);
+	ah->grh.sgid_index = (uint8_t)c->o->gidx;
+	ah->grh.hop_limit = 1;
+	ah->sl = (uint8_t)c->o->sl;
+	ah->port_num = (uint8_t)c->o->ib_port;
+	ah->ah_flags = IB_AH_GRH;
+	/* dmac left zero: libvrdma finds it in the neighbour table */
+}
+
+/* pp_connect_ctx: RTR then RTS towards dest (UD: and its "AH"). */
+static int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest)
+{
+	const struct pp_opts *o = c->o;
+	struct virtio_rdma_qp_attr attr;
+	uint32_t mask;
+	int ret;
+
+	/* RoCE has no LIDs: every address needs the peer's GID (GRH) */
+	if (!gid_is_global(dest->gid)) {
+		fprintf(stderr, "The remote GID is zero: RoCE needs one (run the peer with -g)\n");
+		fprintf(stderr, o->type == VIRTIO_IB_QPT_UD ? "Failed to create AH\n" :
+			"Failed to modify QP to RTR\n");
+		return -1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	mask = IB_QP_STATE;
+	if (o->type != VIRTIO_IB_QPT_UD) {
+		attr.path_mtu = (uint8_t)o->mtu;
+		attr.dest_qp_num = dest->qpn;
+		attr.rq_psn = dest->psn;
+		fill_grh(c, dest, &attr.ah_attr);
+		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
+		if (o->type == VIRTIO_IB_QPT_RC) {
+			attr.max_dest_rd_atomic = 1;
+			attr.min_rnr_timer = 12;
+			mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+		}
+	}
+	ret = vrdma_modify_qp(c->qp, &attr, mask);
+	if (ret) {
+		fprintf(stderr, "Failed to modify QP to RTR: %s\n", vrdma_err(ret));
+		return -1;
+	}
+
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = my_psn;
+	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	if (o->type == VIRTIO_IB_QPT_RC) {
+		attr.timeout = 14;
+		attr.retry_cnt = 7;
+		attr.rnr_retry = 7;
+		attr.max_rd_atomic = 1;
+		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC;
+	}
+	ret = vrdma_modify_qp(c->qp, &attr, mask);
+	if (ret) {
+		fprintf(stderr, "Failed to modify QP to RTS: %s\n", vrdma_err(ret));
+		return -1;
+	}
+
+	if (o->type == VIRTIO_IB_QPT_UD) {
+		/* the AH is the AV every UD WR carries; its MAC is resolved at
+		 * the first send (a peer VM of the same daemon needs none) */
+		memset(&c->av, 0, sizeof(c->av));
+		c->av.port = o->ib_port;
+		c->av.sl_tclass_flowlabel = (uint32_t)o->sl << 28;
+		memcpy(c->av.dgid, dest->gid, 16);
+		c->av.gid_index = (uint8_t)o->gidx;
+		c->av.hop_limit = 1;
+		c->remote_qpn = dest->qpn;
+	}
+	return 0;
+}
+
+/* ---- the out-of-band exchange (rdma-core's text format over TCP) ---- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += n;
+	}
+	return 0;
+}
+
+/* Exactly len bytes: the count read, or a negative errno (-EAGAIN: the
+ * socket's timeout). A short count means the peer closed. */
+static ssize_t read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = recv(fd, (char *)buf + done, len - done, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+static void say_read_error(const char *who, ssize_t n, size_t want)
+{
+	if (n < 0)
+		fprintf(stderr, "%s: %s\n", who,
+			n == -EAGAIN ? "timed out" : strerror((int)-n));
+	else if ((size_t)n < want)
+		fprintf(stderr, "%s: the peer closed the connection\n", who);
+}
+
+static void set_timeouts(int fd, unsigned int seconds)
+{
+	struct timeval tv = { .tv_sec = seconds };
+
+	/* a silent peer must not keep us here: SO_SNDTIMEO bounds connect() too */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void dest_to_wire(const struct pp_dest *d, char msg[WIRE_LEN])
+{
+	char gid[33];
+	int i;
+
+	/* the GID's bytes in order, as gid_to_wire_gid writes them */
+	for (i = 0; i < 16; i++)
+		sprintf(gid + 2 * i, "%02x", d->gid[i]);
+	snprintf(msg, WIRE_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, gid);
+}
+
+static int wire_to_dest(const char msg[WIRE_LEN], struct pp_dest *d)
+{
+	char text[WIRE_LEN + 1], gid[33];
+	int i;
+
+	/* rdma-core sends the NUL, but a peer's bytes are not to be trusted */
+	memcpy(text, msg, WIRE_LEN);
+	text[WIRE_LEN] = '\0';
+	if (sscanf(text, "%x:%x:%x:%32[0-9a-fA-F]", &d->lid, &d->qpn, &d->psn, gid) != 4 ||
+	    strlen(gid) != 32) {
+		fprintf(stderr, "Couldn't parse the remote address \"%.*s\"\n", (int)WIRE_LEN - 1, text);
+		return -EPROTO;
+	}
+	for (i = 0; i < 16; i++) {
+		char byte[3] = { gid[2 * i], gid[2 * i + 1], '\0' };
+
+		d->gid[i] = (uint8_t)strtoul(byte, NULL, 16);
+	}
+	return 0;
+}
+
+static int client_exch_dest(const struct pp_opts *o, const struct pp_dest *my,
+			    struct pp_dest *rem)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *t;
+	char service[8], msg[WIRE_LEN];
+	int fd = -1, n, ret = -1;
+	ssize_t got;
+
+	snprintf(service, sizeof(service), "%u", o->tcp_port);
+	n = getaddrinfo(o->servername, service, &hints, &res);
+	if (n) {
+		fprintf(stderr, "%s for %s:%u\n", gai_strerror(n), o->servername, o->tcp_port);
+		return -1;
+	}
+	for (t = res; t; t = t->ai_next) {
+		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
+		if (fd < 0)
+			continue;
+		set_timeouts(fd, o->timeout_s);
+		if (!connect(fd, t->ai_addr, t->ai_addrlen))
+			break;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		fprintf(stderr, "Couldn't connect to %s:%u\n", o->servername, o->tcp_port);
+		return -1;
+	}
+
+	dest_to_wire(my, msg);
+	if (write_all(fd, msg, WIRE_LEN)) {
+		fprintf(stderr, "Couldn't send local address\n");
+		goto close_fd;
+	}
+	got = read_all(fd, msg, WIRE_LEN);
+	if (got != (ssize_t)WIRE_LEN || write_all(fd, "done", DONE_LEN)) {
+		say_read_error("client read/write", got, WIRE_LEN);
+		fprintf(stderr, "Couldn't read/write remote address\n");
+		goto close_fd;
+	}
+	ret = wire_to_dest(msg, rem) ? -1 : 0;
+close_fd:
+	close(fd);
+	return ret;
+}
+
+/* The server connects its QP between reading the client's address and
+ * sending its own, as rdma-core's does. */
+static int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct pp_dest *rem)
+{
+	const struct pp_opts *o = c->o;
+	struct addrinfo hints = {
+		.ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	};
+	struct addrinfo *res, *t;
+	char service[8], msg[WIRE_LEN];
+	int lfd = -1, fd, n, ret = -1;
+	ssize_t got;
+
+	snprintf(service, sizeof(service), "%u", o->tcp_port);
+	n = getaddrinfo(NULL, service, &hints, &res);
+	if (n) {
+		fprintf(stderr, "%s for port %u\n", gai_strerror(n), o->tcp_port);
+		return -1;
+	}
+	for (t = res; t; t = t->ai_next) {
+		lfd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
+		if (lfd < 0)
+			continue;
+		n = 1;
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &n, sizeof(n));
+		if (!bind(lfd, t->ai_addr, t->ai_addrlen))
+			break;
+		close(lfd);
+		lfd = -1;
+	}
+	freeaddrinfo(res);
+	if (lfd < 0 || listen(lfd, 1)) {
+		fprintf(stderr, "Couldn't listen to port %u\n", o->tcp_port);
+		if (lfd >= 0)
+			close(lfd);
+		return -1;
+	}
+	/* a server waits for its client as long as it takes */
+	do
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	close(lfd);
+	if (fd < 0) {
+		fprintf(stderr, "accept() failed: %s\n", strerror(errno));
+		return -1;
+	}
+	set_timeouts(fd, o->timeout_s);
+
+	got = read_all(fd, msg, WIRE_LEN);
+	if (got != (ssize_t)WIRE_LEN) {
+		say_read_error("server read", got, WIRE_LEN);
+		fprintf(stderr, "%zd/%zu: Couldn't read remote address\n", got < 0 ? 0 : got,
+			WIRE_LEN);
+		goto close_fd;
+	}
+	if (wire_to_dest(msg, rem))
+		goto close_fd;
+	if (pp_connect(c, my->psn, rem)) {
+		fprintf(stderr, "Couldn't connect to remote QP\n");
+		goto close_fd;
+	}
+	dest_to_wire(my, msg);
+	if (write_all(fd, msg, WIRE_LEN)) {
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto close_fd;
+	}
+	got = read_all(fd, msg, DONE_LEN);
+	if (got != (ssize_t)DONE_LEN || memcmp(msg, "done", DONE_LEN)) {
+		say_read_error("server read", got, DONE_LEN);
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto close_fd;
+	}
+	ret = 0;
+close_fd:
+	close(fd);
+	return ret;
+}
+
+/* ---- the ping-pong ---- */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Has the daemon closed our vhost-user connection? */
+static bool daemon_gone(struct pp_ctx *c)
+{
+	struct pollfd pfd = { .fd = vrdma_socket_fd(c->dev), .events = POLLRDHUP };
+
+	return poll(&pfd, 1, 0) > 0 &&
+	       (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL));
+}
+
+static void say_timeout(const struct pp_ctx *c)
+{
+	fprintf(stderr, "No completion in %u s (%u sent, %u received): is the peer still there?\n",
+		c->o->timeout_s, c->scnt, c->rcnt);
+}
+
+/* One completion, as parse_single_wc: count it, keep the receive queue
+ * topped up, and send again once both the last send and a receive are
+ * done. Returns 0 or -1 (said why). */
+static int pp_handle_wc(struct pp_ctx *c, const struct virtio_rdma_cqe *wc)
+{
+	int wr_id = (int)wc->wr_id;
+
+	/* ibverbs has these on the async fd, which rdma-core's tools do not
+	 * read: not completions. A QP's error completions follow its event;
+	 * after a CQ's, nothing more comes. */
+	if (wc->opcode == VIRTIO_RDMA_WC_ASYNC_EVENT) {
+		fprintf(stderr, "Got async event: %s (%u)%s\n", event_name(wc->vendor_err),
+			wc->vendor_err, wc->qp_num ? " on the QP" : " on the CQ");
+		return wc->vendor_err == VIRTIO_RDMA_EVENT_CQ_ERR ? -1 : 0;
+	}
+	if (wc->status != IB_WC_SUCCESS) {
+		fprintf(stderr, "Failed status %s (%d) for wr_id %d\n", wc_status_str(wc->status),
+			wc->status, wr_id);
+		return -1;
+	}
+	switch (wr_id) {
+	case PINGPONG_SEND_WRID:
+		c->scnt++;
+		break;
+	case PINGPONG_RECV_WRID:
+		if (--c->routs <= 1) {
+			c->routs += pp_post_recv(c, c->o->rx_depth - c->routs);
+			if (c->routs < (int)c->o->rx_depth) {
+				fprintf(stderr, "Couldn't post receive (%d)\n", c->routs);
+				return -1;
+			}
+		}
+		c->rcnt++;
+		break;
+	default:
+		fprintf(stderr, "Completion for unknown wr_id %d\n", wr_id);
+		return -1;
+	}
+	c->pending &= ~wr_id;
+	if (c->scnt < c->o->iters && !c->pending) {
+		if (pp_post_send(c)) {
+			fprintf(stderr, "Couldn't post send\n");
+			return -1;
+		}
+		c->pending = PINGPONG_RECV_WRID | PINGPONG_SEND_WRID;
+	}
+	return 0;
+}
+
+/* Until iters sends and iters receives have completed. */
+static int pp_run(struct pp_ctx *c)
+{
+	const struct pp_opts *o = c->o;
+	int64_t deadline = now_ms() + (int64_t)o->timeout_s * 1000;
+
+	while (c->rcnt < o->iters || c->scnt < o->iters) {
+		struct virtio_rdma_cqe wc[2];
+		unsigned int polls = 0;
+		int ne, i, ret;
+
+		if (o->events) {
+			int64_t left = deadline - now_ms();
+
+			ret = left > 0 ? vrdma_cq_wait(c->cq, (int)left) : 0;
+			if (!ret) {
+				say_timeout(c);
+				return -1;
+			}
+			if (ret < 0) {
+				fprintf(stderr, "Failed to get cq_event: %s\n", vrdma_err(ret));
+				return -1;
+			}
+			ret = vrdma_req_notify_cq(c->cq, false);
+			if (ret) {
+				fprintf(stderr, "Couldn't request CQ notification: %s\n",
+					vrdma_err(ret));
+				return -1;
+			}
+		}
+		do {
+			ne = vrdma_poll_cq(c->cq, 2, wc);
+			if (ne < 0) {
+				fprintf(stderr, "poll CQ failed %d\n", ne);
+				return -1;
+			}
+			/* busy-polling sees neither a silent peer nor a dead daemon */
+			if (!ne && !o->events && ++polls % POLLS_PER_CHECK == 0) {
+				if (daemon_gone(c)) {
+					fprintf(stderr, "poll CQ failed: vrdmad closed the connection\n");
+					return -1;
+				}
+				if (now_ms() >= deadline) {
+					say_timeout(c);
+					return -1;
+				}
+			}
+		} while (!o->events && ne < 1);
+		if (ne > 0)
+			deadline = now_ms() + (int64_t)o->timeout_s * 1000;
+		for (i = 0; i < ne; i++) {
+			if (pp_handle_wc(c, &wc[i])) {
+				/* ibv_rc_pingpong says this too; uc and ud do not */
+				if (o->type == VIRTIO_IB_QPT_RC)
+					fprintf(stderr, "parse WC failed %d\n", ne);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* What the client sent (with -c it zeroes the first byte of every page of
+ * a buffer filled with 0x7b): the server checks every byte of it. Returns
+ * how many pages differ, each reported as rdma-core does. */
+static unsigned int check_buf(const struct pp_ctx *c, size_t page_size)
+{
+	const uint8_t *data = c->buf + c->grh;
+	unsigned int bad = 0;
+	size_t page, i;
+
+	for (page = 0; page * page_size < c->o->size; page++) {
+		size_t end = (page + 1) * page_size;
+
+		if (end > c->o->size)
+			end = c->o->size;
+		for (i = page * page_size; i < end; i++)
+			if (data[i] != (i == page * page_size ? 0 : 0x7b))
+				break;
+		if (i < end) {
+			printf("invalid data in page %zu\n", page);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_dest my = { 0 }, rem = { 0 };
+	struct timeval start, end;
+	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
+	struct pp_opts o;
+	struct pp_ctx c;
+	char gid[INET6_ADDRSTRLEN];
+	unsigned int bad = 0;
+	int ret;
+
+	prog = argv[0];
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret > 0 ? 0 : 1;
+	srand48(getpid() * time(NULL));
+
+	if (pp_init(&c, &o))
+		return 1;
+	c.routs = pp_post_recv(&c, o.rx_depth);
+	if (c.routs < (int)o.rx_depth) {
+		fprintf(stderr, "Couldn't post receive (%d)\n", c.routs);
+		goto free_ctx;
+	}
+	if (o.events) {
+		ret = vrdma_req_notify_cq(c.cq, false);
+		if (ret) {
+			fprintf(stderr, "Couldn't request CQ notification: %s\n", vrdma_err(ret));
+			goto free_ctx;
+		}
+	}
+
+	my.lid = 0;		/* RoCE: no LID */
+	ret = vrdma_query_gid(c.dev, (unsigned int)o.gidx, my.gid);
+	if (ret) {
+		if (o.type == VIRTIO_IB_QPT_UD)
+			fprintf(stderr, "Could not get local gid for gid index %d\n", o.gidx);
+		else
+			fprintf(stderr, "can't read sgid of index %d\n", o.gidx);
+		goto free_ctx;
+	}
+	my.qpn = vrdma_qp_num(c.qp);
+	my.psn = (unsigned int)(lrand48() & 0xffffff);
+	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
+	/* ibv_ud_pingpong really prints "PSN 0x...: GID" here */
+	printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n",
+	       my.lid, my.qpn, my.psn, o.type == VIRTIO_IB_QPT_UD ? ":" : ",", gid);
+	fflush(stdout);
+
+	if (o.servername)
+		ret = client_exch_dest(&o, &my, &rem);
+	else
+		ret = server_exch_dest(&c, &my, &rem);
+	if (ret)
+		goto free_ctx;
+
+	inet_ntop(AF_INET6, rem.gid, gid, sizeof(gid));
+	printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n",
+	       rem.lid, rem.qpn, rem.psn, gid);
+	fflush(stdout);
+
+	if (o.servername && pp_connect(&c, my.psn, &rem))
+		goto free_ctx;
+
+	c.pending = PINGPONG_RECV_WRID;
+	if (o.servername) {
+		size_t i;
+
+		if (o.chk)
+			for (i = 0; i < o.size; i += page_size)
+				c.buf[c.grh + i] = 0;	/* rdma-core's i / page_size % sizeof(char) */
+		if (pp_post_send(&c)) {
+			fprintf(stderr, "Couldn't post send\n");
+			goto free_ctx;
+		}
+		c.pending |= PINGPONG_SEND_WRID;
+	}
+
+	if (gettimeofday(&start, NULL)) {
+		perror("gettimeofday");
+		goto free_ctx;
+	}
+	if (pp_run(&c))
+		goto free_ctx;
+	if (gettimeofday(&end, NULL)) {
+		perror("gettimeofday");
+		goto free_ctx;
+	}
+
+	{
+		/* float, as rdma-core computes it */
+		float usec = (end.tv_sec - start.tv_sec) * 1000000 + (end.tv_usec - start.tv_usec);
+		long long bytes = (long long)o.size * o.iters * 2;
+
+		printf("%lld bytes in %.2f seconds = %.2f Mbit/sec\n",
+		       bytes, usec / 1000000., bytes * 8. / usec);
+		printf("%u iters in %.2f seconds = %.2f usec/iter\n",
+		       o.iters, usec / 1000000., usec / o.iters);
+		if (!o.servername && o.chk)
+			bad = check_buf(&c, page_size);
+	}
+
+	if (pp_close(&c))
+		return 1;
+	return bad ? 1 : 0;
+
+free_ctx:
+	pp_free(&c);
+	return 1;
+}
