@@ -17,7 +17,8 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 # Debian packages the project needs: to build, to test, and to run the demo.
 DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
-	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq
+	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
+	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -62,7 +63,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
-.PHONY: all deps check unit codec-interop fuzz integration demo bench install uninstall clean help
+.PHONY: all deps check unit codec-interop fuzz integration interop demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -74,6 +75,7 @@ help:
 	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
 	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each'
 	@echo 'make integration  only the network-namespace tests (root)'
+	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
 	@echo 'make bench      benchmarks (root)'
 	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (PREFIX=$(PREFIX))'
@@ -182,11 +184,11 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-$(BUILD)/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)
+$(BUILD)/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) $(wildcard tools/*.h) | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
 
-$(BUILD)/asan/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
+$(BUILD)/asan/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) $(wildcard tools/*.h) | $(BUILD)/asan
 	$(call say,CC-SAN,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
 
@@ -213,17 +215,28 @@ integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD
 		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_BIN=$(CURDIR)/$(BUILD)/asan \
 		tests/run-integration.sh
 
+# Soft-RoCE in a QEMU guest against the daemon and the perf tools (the
+# guest image is built once and cached in $(VRDMA_GUEST_CACHE)).
+VRDMA_GUEST_CACHE ?= /var/cache/vrdmad-test
+interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
+		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
+		tests/run-interop.sh
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory codec-interop
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
+	$(Q)$(MAKE) --no-print-directory interop
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
-		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) tests/demo.sh
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/vrdma-pingpong \
+		VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf tests/demo.sh
 
 $(BUILD)/udp_blast: tests/bench/udp_blast.c | $(BUILD)
 	$(call say,CC,$@)
@@ -235,13 +248,16 @@ $(BUILD)/qp_mem: tests/bench/qp_mem.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(B
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench \
-		$(BUILD)/engine_bench $(BUILD)/qp_mem
+		$(BUILD)/engine_bench $(BUILD)/qp_mem $(BUILD)/xsk_raw
 	$(Q)$(BUILD)/codec_bench
 	$(Q)$(BUILD)/engine_bench
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) QP_MEM=$(CURDIR)/$(BUILD)/qp_mem tests/bench/qp_mem.sh
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) XSK_RAW=$(CURDIR)/$(BUILD)/xsk_raw \
+		VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf tests/bench/veth.sh
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SYSCONFDIR)
