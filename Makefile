@@ -212,8 +212,8 @@ $(BUILD)/impair: tests/integration/impair.c | $(BUILD)
 integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/impair
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_TEST=$(CURDIR)/$(BUILD)/asan/vrdma_test \
-		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_BIN=$(CURDIR)/$(BUILD)/asan \
-		tests/run-integration.sh
+		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
+		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf tests/run-integration.sh
 
 # Soft-RoCE in a QEMU guest against the daemon and the perf tools (the
 # guest image is built once and cached in $(VRDMA_GUEST_CACHE)).
