@@ -59,7 +59,7 @@ static void comp_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_cou
 	eng_count(qp, c);
 	if (qp->sq.count)
 		eng_req_retire(qp, status);
-	eng_qp_error(qp);
+	eng_qp_error(qp, ENG_EVENT_NONE);
 }
 
 /* Responses stopped coming for the READ at the head: ask again, once per gap. */

@@ -156,13 +156,13 @@ int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn)
 	return r;
 }
 
-void eng_qp_error(struct eng_qp *qp)
+void eng_qp_error(struct eng_qp *qp, enum eng_async_event event)
 {
 	struct eng_qp_attr a = { .qp_state = ENG_QPS_ERR };
 
 	eng_qp_modify(qp, &a, ENG_QP_STATE);
-	if (qp->dev->ops->async_error)
-		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_QP_FATAL);
+	if (event != ENG_EVENT_NONE && qp->dev->ops->async_error)
+		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, event);
 }
 
 uint64_t eng_timeout_ns(uint8_t timeout)

@@ -253,9 +253,12 @@ struct eng_ops {
 };
 
 enum eng_async_event {
+	ENG_EVENT_NONE = -1,		/* the error is in a completion (IBA 10.10.2) */
 	ENG_EVENT_CQ_ERR = 0,
 	ENG_EVENT_QP_FATAL = 1,
 	ENG_EVENT_SQ_DRAINED = 2,	/* SQD reached with en_sqd_async_notify */
+	ENG_EVENT_QP_REQ_ERR = 3,	/* a responder error: invalid request */
+	ENG_EVENT_QP_ACCESS_ERR = 4,	/* a responder error: access violation */
 };
 
 struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed);

@@ -166,8 +166,9 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 	     const struct roce_frag *payload, unsigned int npayload);
 /* An ACK or NAK from the responder, with the given syndrome and PSN. */
 int eng_send_ack(struct eng_qp *qp, uint8_t syndrome, uint32_t psn);
-/* Move to ERR (and flush) from inside the engine. */
-void eng_qp_error(struct eng_qp *qp);
+/* Move to ERR (and flush) from inside the engine; raise event unless
+ * ENG_EVENT_NONE (an error a completion reports raises none, as in rxe). */
+void eng_qp_error(struct eng_qp *qp, enum eng_async_event event);
 bool eng_sq_draining(const struct eng_qp *qp);
 /* A UC/UD send failed: SQE, the send queue flushed, receives go on. */
 void eng_qp_sq_error(struct eng_qp *qp);

@@ -116,7 +116,7 @@ static void req_fail(struct eng_qp *qp, enum eng_wc_status status, enum eng_coun
 	if (qp->req.wqe == 0) {
 		eng_req_retire(qp, status);
 		if (qp->init.qp_type == ENG_QPT_RC)
-			eng_qp_error(qp);
+			eng_qp_error(qp, ENG_EVENT_NONE);
 		else
 			eng_qp_sq_error(qp);
 	}

@@ -75,7 +75,7 @@ static void ud_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	if (st != ENG_WC_SUCCESS) {
 		eng_count(qp, st == ENG_WC_LOC_LEN_ERR ? ENG_CNT_ERR_LOCAL_LENGTH :
 			  ENG_CNT_ERR_LOCAL_PROTECTION);
-		eng_qp_error(qp);
+		eng_qp_error(qp, ENG_EVENT_NONE);
 	}
 }
 
@@ -89,7 +89,9 @@ static void resp_error(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c)
 		return;
 	}
 	eng_send_ack(qp, syndrome, qp->resp.psn);
-	eng_qp_error(qp);
+	/* IBA 11.6.3.1: the responder's own QP hears of it asynchronously */
+	eng_qp_error(qp, syndrome == AETH_NAK_ACCESS ? ENG_EVENT_QP_ACCESS_ERR :
+			 ENG_EVENT_QP_REQ_ERR);
 }
 
 /* Check a READ's rkey and range; NULL mr for a zero-length READ. */

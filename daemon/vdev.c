@@ -348,6 +348,8 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 		return;
 	queue_event(v, cq, event == ENG_EVENT_CQ_ERR ? VIRTIO_RDMA_EVENT_CQ_ERR :
 			   event == ENG_EVENT_SQ_DRAINED ? VIRTIO_RDMA_EVENT_SQ_DRAINED :
+			   event == ENG_EVENT_QP_REQ_ERR ? VIRTIO_RDMA_EVENT_QP_REQ_ERR :
+			   event == ENG_EVENT_QP_ACCESS_ERR ? VIRTIO_RDMA_EVENT_QP_ACCESS_ERR :
 			   VIRTIO_RDMA_EVENT_QP_FATAL, qpn);
 }
 

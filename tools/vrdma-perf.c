@@ -1441,6 +1441,8 @@ static int poll_cq(struct perf *p, struct vrdma_cq *cq, int n, struct virtio_rdm
 			return 0;
 		fprintf(stderr, " Asynchronous event %u (%s) on QP %u\n", ev,
 			ev == VIRTIO_RDMA_EVENT_QP_FATAL ? "QP fatal" :
+			ev == VIRTIO_RDMA_EVENT_QP_REQ_ERR ? "QP request error" :
+			ev == VIRTIO_RDMA_EVENT_QP_ACCESS_ERR ? "QP access error" :
 			ev == VIRTIO_RDMA_EVENT_CQ_ERR ? "CQ error" : "unexpected", wc[i].qp_num);
 		return -EIO;
 	}

@@ -140,6 +140,10 @@ static const char *event_name(unsigned int ev)
 		return "CQ error";
 	case VIRTIO_RDMA_EVENT_QP_FATAL:
 		return "local work queue catastrophic error";
+	case VIRTIO_RDMA_EVENT_QP_REQ_ERR:
+		return "invalid request local work queue error";
+	case VIRTIO_RDMA_EVENT_QP_ACCESS_ERR:
+		return "local access violation work queue error";
 	case VIRTIO_RDMA_EVENT_SQ_DRAINED:
 		return "send queue drained";
 	default:

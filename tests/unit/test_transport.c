@@ -133,14 +133,22 @@ static int gid(void *ctx, uint8_t index, uint8_t g[16], uint8_t m[6])
 }
 
 static unsigned int drained_events;
+/* The last QP error event and its QP, and how many there were. */
+static int qp_event = ENG_EVENT_NONE;
+static struct eng_qp *qp_event_qp;
+static unsigned int qp_events;
 
 static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
 {
 	(void)ctx;
 	(void)cq;
-	(void)qp;
-	if (event == ENG_EVENT_SQ_DRAINED)
+	if (event == ENG_EVENT_SQ_DRAINED) {
 		drained_events++;
+	} else if (qp) {
+		qp_event = event;
+		qp_event_qp = qp;
+		qp_events++;
+	}
 }
 
 static const struct eng_ops ops = {
@@ -674,8 +682,14 @@ static void test_rc_bad_rkey(void **state)
 	wr.rdma.remote_addr = 0x10000000;
 	wr.rdma.rkey = eng_mr_rkey(b.mr) ^ 0x01;	/* the random bits are wrong */
 	fill(a.mem, 100, 3);
+	qp_events = 0;
 	assert_int_equal(eng_post_send(a.qp, &wr), 0);
 	pump(&a, &b);
+	/* the requester learns from its completion; the responder from an
+	 * access error event on its own QP (IBA 11.6.3.1) */
+	assert_int_equal(qp_events, 1);
+	assert_int_equal(qp_event, ENG_EVENT_QP_ACCESS_ERR);
+	assert_ptr_equal(qp_event_qp, b.qp);
 	wc = poll_one(&a);
 	assert_int_equal(wc.wr_id, 7);
 	assert_int_equal(wc.status, ENG_WC_REM_ACCESS_ERR);
@@ -1057,7 +1071,10 @@ static void test_retry_exceeded(void **state)
 		wr.wr_id = 10 + i;
 		assert_int_equal(eng_post_send(a.qp, &wr), 0);
 	}
+	qp_events = 0;
 	pump(&a, &b);
+	/* reported by the completion alone: no asynchronous event */
+	assert_int_equal(qp_events, 0);
 	wc = poll_one(&a);
 	assert_int_equal(wc.wr_id, 10);
 	assert_int_equal(wc.status, ENG_WC_RETRY_EXC_ERR);
