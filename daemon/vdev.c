@@ -372,6 +372,7 @@ static void free_resources(struct vdev *v)
 		if (v->cqs[i].eng)
 			eng_cq_destroy(v->cqs[i].eng);
 	memset(v->cqs, 0, v->max_cq * sizeof(*v->cqs));
+	v->cq_hi = v->qp_hi = 0;
 	for (i = 0; i < VDEV_MAX_PD; i++)
 		if (v->pds[i]) {
 			eng_pd_free(v->pds[i]);
@@ -645,6 +646,8 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 	n = eng_cq_handle(ecq);
 	memset(&v->cqs[n], 0, sizeof(v->cqs[n]));
 	v->cqs[n].eng = ecq;
+	if (n >= v->cq_hi)
+		v->cq_hi = n + 1;
 	r->cqn = htole32(n);
 	return VIRTIO_RDMA_OK;
 }
@@ -872,6 +875,8 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	qp = &v->qps[k];
 	memset(qp, 0, sizeof(*qp));
 	qp->eng = eqp;
+	if (k >= v->qp_hi)
+		v->qp_hi = k + 1;
 	qp->send_cqn = le32(q->send_cqn);
 	qp->recv_cqn = le32(q->recv_cqn);
 	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
@@ -1357,7 +1362,7 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 		return 0;
 	if (virtq_ready(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ]))
 		n += poll_ctrl(v);
-	for (i = 0; i < v->max_qp && !v->broken; i++) {
+	for (i = 0; i < v->qp_hi && !v->broken; i++) {
 		if (!v->qps[i].eng)
 			continue;
 		n += poll_wq(v, &v->qps[i], i, true);
@@ -1366,7 +1371,7 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	if (v->broken)
 		return n;
 	*next_timer = eng_poll(v->eng);
-	for (i = 0; i < v->max_cq && !v->broken; i++)
+	for (i = 0; i < v->cq_hi && !v->broken; i++)
 		if (v->cqs[i].eng)
 			n += poll_cq(v, &v->cqs[i], i);
 	return n;
@@ -1405,13 +1410,13 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 	if (!vdev_live(v))
 		return false;
 	set_kicks(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ], wanted, &work);
-	for (i = 0; i < v->max_qp; i++) {
+	for (i = 0; i < v->qp_hi; i++) {
 		if (!v->qps[i].eng)
 			continue;
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, i)], wanted, &work);
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
 	}
-	for (i = 0; i < v->max_cq; i++) {
+	for (i = 0; i < v->cq_hi; i++) {
 		struct vdev_cq *cq = &v->cqs[i];
 		bool buffers = false;
 
