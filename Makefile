@@ -5,6 +5,10 @@ SBINDIR ?= $(PREFIX)/sbin
 BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib/vrdmad
 SYSCONFDIR ?= /etc
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+HOOKDIR ?= $(SYSCONFDIR)/libvirt/hooks/qemu.d
 DESTDIR ?=
 BUILD ?= build
 
@@ -95,7 +99,13 @@ deps:
 $(BUILD) $(BUILD)/asan:
 	$(Q)mkdir -p $@
 
-$(BUILD)/vrdmad: $(DAEMON_SRCS) $(HEADERS) | $(BUILD)
+# The XDP object's default path is compiled in: rebuild when LIBDIR changes
+# (make PREFIX=/usr install after a plain make).
+LIBDIR_STAMP := $(BUILD)/libdir.stamp
+$(shell mkdir -p $(BUILD); [ "$$(cat $(LIBDIR_STAMP) 2>/dev/null)" = "$(LIBDIR)" ] || \
+	echo "$(LIBDIR)" > $(LIBDIR_STAMP))
+
+$(BUILD)/vrdmad: $(DAEMON_SRCS) $(HEADERS) $(LIBDIR_STAMP) | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
 
@@ -103,7 +113,7 @@ $(BUILD)/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(CTL_SRCS) -o $@ $(pkg_libs)
 
-$(BUILD)/asan/vrdmad: $(DAEMON_SRCS) $(HEADERS) | $(BUILD)/asan
+$(BUILD)/asan/vrdmad: $(DAEMON_SRCS) $(HEADERS) $(LIBDIR_STAMP) | $(BUILD)/asan
 	$(call say,CC-SAN,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
 
@@ -259,17 +269,37 @@ bench: deps
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) XSK_RAW=$(CURDIR)/$(BUILD)/xsk_raw \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf tests/bench/veth.sh
 
+# What install puts where; uninstall removes exactly these (never the
+# configuration, which is the administrator's).
+MAN_PAGES := $(wildcard man/*.[158])
+INSTALLED := $(SBINDIR)/vrdmad $(SBINDIR)/vrdmactl $(LIBDIR)/vrdma_xdp.bpf.o \
+	$(patsubst $(BUILD)/%,$(BINDIR)/%,$(TOOL_PROGS)) \
+	$(if $(wildcard systemd/vrdmad.service),$(UNITDIR)/vrdmad.service) \
+	$(if $(wildcard systemd/vrdmad.tmpfiles),$(TMPFILESDIR)/vrdmad.conf) \
+	$(if $(wildcard etc/libvirt-hook),$(HOOKDIR)/vrdmad) \
+	$(foreach m,$(MAN_PAGES),$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m)))
+
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SYSCONFDIR)
 	install -m 0755 $(BUILD)/vrdmad $(DESTDIR)$(SBINDIR)/vrdmad
 	install -m 0755 $(BUILD)/vrdmactl $(DESTDIR)$(SBINDIR)/vrdmactl
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(LIBDIR)/vrdma_xdp.bpf.o
+	$(foreach t,$(TOOL_PROGS),install -m 0755 $(t) $(DESTDIR)$(BINDIR)/$(notdir $(t));)
 	test -e $(DESTDIR)$(SYSCONFDIR)/vrdmad.conf || \
 		install -m 0644 etc/vrdmad.conf $(DESTDIR)$(SYSCONFDIR)/vrdmad.conf
+	if [ -e systemd/vrdmad.service ]; then install -d $(DESTDIR)$(UNITDIR) && \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' systemd/vrdmad.service > $(DESTDIR)$(UNITDIR)/vrdmad.service && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/vrdmad.service; fi
+	if [ -e systemd/vrdmad.tmpfiles ]; then install -d $(DESTDIR)$(TMPFILESDIR) && \
+		install -m 0644 systemd/vrdmad.tmpfiles $(DESTDIR)$(TMPFILESDIR)/vrdmad.conf; fi
+	if [ -e etc/libvirt-hook ]; then install -d $(DESTDIR)$(HOOKDIR) && \
+		sed 's|@SBINDIR@|$(SBINDIR)|g' etc/libvirt-hook > $(DESTDIR)$(HOOKDIR)/vrdmad && \
+		chmod 0755 $(DESTDIR)$(HOOKDIR)/vrdmad; fi
+	$(foreach m,$(MAN_PAGES),install -D -m 0644 $(m) \
+		$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(notdir $(m));)
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/vrdmad $(DESTDIR)$(SBINDIR)/vrdmactl \
-		$(DESTDIR)$(LIBDIR)/vrdma_xdp.bpf.o
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 	-rmdir $(DESTDIR)$(LIBDIR) 2>/dev/null
 
 clean:
