@@ -10,7 +10,9 @@
  * a first-fit allocator of 4 KiB pages.
  */
 #include <errno.h>
+#include <ifaddrs.h>
 #include <limits.h>
+#include <linux/if_packet.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -1619,6 +1621,39 @@ static void neigh_probe(int family, const uint8_t *addr)
 	close(fd);
 }
 
+/* An address of this host (a VM's GID is one where the host answers ARP
+ * for its VMs): the MAC of the interface that holds it. 1 if found. */
+static int local_addr_mac(int family, const uint8_t *addr, size_t alen, uint8_t mac[6])
+{
+	struct ifaddrs *ifs, *a, *b;
+	int found = 0;
+
+	if (getifaddrs(&ifs))
+		return 0;
+	for (a = ifs; a && !found; a = a->ifa_next) {
+		const void *x;
+
+		if (!a->ifa_addr || a->ifa_addr->sa_family != family)
+			continue;
+		x = family == AF_INET ? (const void *)&((struct sockaddr_in *)a->ifa_addr)->sin_addr :
+					(const void *)&((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr;
+		if (memcmp(x, addr, alen))
+			continue;
+		for (b = ifs; b; b = b->ifa_next) {
+			const struct sockaddr_ll *ll = (const struct sockaddr_ll *)b->ifa_addr;
+
+			if (ll && ll->sll_family == AF_PACKET && ll->sll_halen == 6 &&
+			    !strcmp(a->ifa_name, b->ifa_name) && !all_zero(ll->sll_addr, 6)) {
+				memcpy(mac, ll->sll_addr, 6);
+				found = 1;
+				break;
+			}
+		}
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
 int vrdma_resolve_mac(const uint8_t gid[16], uint8_t mac[6])
 {
 	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -1634,6 +1669,9 @@ int vrdma_resolve_mac(const uint8_t gid[16], uint8_t mac[6])
 	family = v4 ? AF_INET : AF_INET6;
 	addr = v4 ? gid + 12 : gid;
 	alen = v4 ? 4 : 16;
+	/* no neighbour entry exists for a local address: do not wait for one */
+	if (local_addr_mac(family, addr, alen, mac))
+		return 0;
 	for (;;) {
 		struct timespec step = { .tv_nsec = RESOLVE_STEP_NS };
 

@@ -149,9 +149,10 @@ int vrdma_post_recv(struct vrdma_qp *qp, const struct vrdma_recv_wr *wr);
 /* For tests: put raw bytes as one SQ/RQ WQE (readable chain). */
 int vrdma_post_raw(struct vrdma_qp *qp, bool recv, const void *wqe, size_t len);
 
-/* The destination MAC for a GID (IPv4-mapped or IPv6) from the kernel
- * neighbour table, probing the address once if it is not there yet (as a
- * guest kernel resolves it). -EHOSTUNREACH if still unknown after ~1 s. */
+/* The destination MAC for a GID (IPv4-mapped or IPv6): for an address of
+ * this host, its interface's MAC; otherwise from the kernel neighbour table,
+ * probing the address once if it is not there yet (as a guest kernel
+ * resolves it). -EHOSTUNREACH if still unknown after ~1 s. */
 int vrdma_resolve_mac(const uint8_t gid[16], uint8_t mac[6]);
 
 /* The vhost-user connection's fd: a test may shutdown(fd, SHUT_RDWR) it to

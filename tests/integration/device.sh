@@ -84,6 +84,8 @@ resolves() { ip netns exec "$NSA" "$VRDMA_TEST" --resolve "$1" "$2" > /dev/null;
 check "libvrdma resolves a MAC from the neighbour table" resolves 10.204.0.99 02:00:00:00:04:99
 check "libvrdma resolves a peer's MAC by probing it" resolves 10.204.0.2 "$peer_mac"
 check "libvrdma finds no MAC for an address nobody answers" resolves 10.204.0.77 none
+# a VM's GID that is an address of this host (the host answers ARP for it)
+check "libvrdma gives a local address its interface's MAC" resolves 10.204.0.1 "$(mac_of "$NSA" "$IFA")"
 
 for workers in 1 2; do
 	CONF=$(write_conf "" "$VMS" "w$workers.conf")

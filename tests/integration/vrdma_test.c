@@ -199,40 +199,6 @@ static long mismatch(const uint8_t *p, size_t len, unsigned int seed)
 	return -1;
 }
 
-/* ---- destination MACs ---- */
-
-/* VRDMA_TEST_MAC_A / _B: the MAC that reaches VM A's / B's GID 0, for VMs of
- * two daemons in different network namespaces, where this one process
- * cannot resolve both through its own neighbour table. Unset: libvrdma
- * resolves (a GID of the same daemon needs no MAC). */
-static struct {
-	uint8_t gid[16];
-	uint8_t mac[6];
-	bool set;
-} side_mac[2];
-
-static void note_side_mac(int side, const uint8_t gid[16])
-{
-	const char *v = getenv(side == 0 ? "VRDMA_TEST_MAC_A" : "VRDMA_TEST_MAC_B");
-	unsigned int m[6], i;
-
-	if (!v || sscanf(v, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6)
-		return;
-	memcpy(side_mac[side].gid, gid, 16);
-	for (i = 0; i < 6; i++)
-		side_mac[side].mac[i] = (uint8_t)m[i];
-	side_mac[side].set = true;
-}
-
-static void dmac_for(const uint8_t gid[16], uint8_t mac[6])
-{
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (side_mac[i].set && !memcmp(side_mac[i].gid, gid, 16))
-			memcpy(mac, side_mac[i].mac, 6);
-}
-
 /* ---- connections ---- */
 
 /* The daemon may still be tearing down our previous connection to the VM
@@ -257,8 +223,6 @@ static int open_vm(struct env *e, int side)
 	ret = vrdma_query_device(e->ctx[side], &e->cfg[side]);
 	if (!ret)
 		ret = vrdma_query_gid(e->ctx[side], 0, e->gid[side]);
-	if (!ret)
-		note_side_mac(side, e->gid[side]);
 	if (ret) {
 		vrdma_close(e->ctx[side]);
 		e->ctx[side] = NULL;
@@ -425,7 +389,6 @@ static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
 		a.dest_qp_num = dest_qpn;
 		a.rq_psn = rq_psn;
 		memcpy(a.ah_attr.grh.dgid, dgid, 16);
-		dmac_for(dgid, a.ah_attr.dmac);
 		a.ah_attr.grh.sgid_index = 0;
 		a.ah_attr.grh.hop_limit = 1;
 		a.ah_attr.port_num = 1;
@@ -499,7 +462,6 @@ static struct vrdma_send_wr send_wr(struct ep *ep, struct vrdma_sge *sge, uint64
 		wr.remote_qpn = vrdma_qp_num(peer->qp);
 		wr.remote_qkey = QKEY;
 		memcpy(wr.av.dgid, peer->gid, 16);
-		dmac_for(peer->gid, wr.av.dmac);
 		wr.av.gid_index = 0;
 		wr.av.hop_limit = 64;
 		wr.av.port = 1;
