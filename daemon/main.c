@@ -65,6 +65,31 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* SIGHUP (systemctl reload): check the file again and say what a restart
+ * would change. Adding and removing VMs at run time is not there yet; until
+ * then a reload must neither kill the daemon (SIGHUP's default) nor apply
+ * half a configuration. */
+static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct vrdmad *d = userdata;
+	struct vrdma_config next;
+	char errbuf[512];
+
+	(void)s;
+	(void)si;
+	sd_notify(0, "RELOADING=1");
+	if (vrdma_config_load(&next, d->cfg.path, errbuf, sizeof(errbuf))) {
+		log_err("reload: %s; the running configuration stays", errbuf);
+	} else {
+		log_warn("reload: %s is valid (%u VM(s)), but vrdmad cannot apply a "
+			 "configuration at run time yet: restart it to use the file "
+			 "(systemctl restart vrdmad)", d->cfg.path, next.n_vms);
+		vrdma_config_free(&next);
+	}
+	sd_notify(0, "READY=1");
+	return 0;
+}
+
 static int serve_gids(struct vrdmad *d)
 {
 	char buf[INET6_ADDRSTRLEN];
@@ -136,6 +161,7 @@ static int run(struct vrdmad *d)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -144,7 +170,8 @@ static int run(struct vrdmad *d)
 	if (err < 0)
 		return err;
 	if ((err = sd_event_add_signal(d->event, NULL, SIGTERM, on_exit_signal, d)) < 0 ||
-	    (err = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0)
+	    (err = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
+	    (err = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0)
 		goto unref_event;
 	err = vm_table_init(&d->vms, &d->cfg);
 	if (err)

@@ -20,14 +20,26 @@ npid=$!
 for _ in $(seq 50); do grep -q ready "$TMP/notify.out" 2>/dev/null && break; sleep 0.05; done
 # A 1 s watchdog: systemd asks for pings at least every 0.5 s.
 NOTIFY_SOCKET=$TMP/notify.sock WATCHDOG_USEC=1000000 start_daemon "$CONF"
-sleep 2
+sleep 1
+# SIGHUP (systemctl reload) with a valid file, then with a broken one: the
+# daemon stays up and serving either way.
+kill -HUP "$DPID"
+sleep 0.5
+cp "$CONF" "$TMP/good.conf"
+echo "bogus line" >> "$CONF"
+kill -HUP "$DPID"
+sleep 0.5
+cp "$TMP/good.conf" "$CONF"
+alive_after_hup() { kill -0 "$DPID" && ip -n "$NSA" link show "$IFA" | grep -q prog/xdp && ctl status > /dev/null; }
+check "after SIGHUP twice the daemon still runs, XDP attached" alive_after_hup
+sleep 0.5
 stop_daemon
 wait "$npid" || true
 
 got() { grep -q -- "$1" "$TMP/notify.out"; }
 pings() { [ "$(grep -c '^WATCHDOG=1$' "$TMP/notify.out")" -ge 3 ]; }
 ready_before_stopping() {
-	[ "$(grep -n '^READY=1$' "$TMP/notify.out" | cut -d: -f1)" -lt \
+	[ "$(grep -n '^READY=1$' "$TMP/notify.out" | tail -1 | cut -d: -f1)" -lt \
 	  "$(grep -n '^STOPPING=1$' "$TMP/notify.out" | cut -d: -f1)" ]
 }
 check "READY=1 sent" got '^READY=1$'
@@ -36,4 +48,13 @@ check "STATUS names the VMs, interface and modes" \
 check "watchdog pings while the data plane runs (>= 3 in 2 s)" pings
 check "STOPPING=1 on SIGTERM, after READY=1" ready_before_stopping
 check "exit code 0" test "$RC" = 0
+reload_notified() {
+	[ "$(grep -c '^RELOADING=1$' "$TMP/notify.out")" = 2 ] &&
+	[ "$(grep -c '^READY=1$' "$TMP/notify.out")" = 3 ]
+}
+check "each SIGHUP: RELOADING=1, then READY=1 again" reload_notified
+check "a valid file: reload says a restart applies it" \
+	grep -q "reload: .* is valid (1 VM(s)), but vrdmad cannot apply" "$DLOG"
+check "a broken file: reload names the line and keeps running" \
+	grep -q "reload: .*vrdmad.conf:[0-9]*: .*; the running configuration stays" "$DLOG"
 summary
