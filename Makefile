@@ -22,7 +22,7 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
 	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
-	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static
+	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -67,7 +67,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
-.PHONY: all deps check unit codec-interop fuzz integration interop demo bench install uninstall clean help
+.PHONY: all deps check man-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -75,6 +75,7 @@ help:
 	@echo 'make deps       install the Debian packages the project needs (as root)'
 	@echo 'make check      deps, build, then every test (unit under ASan+UBSan, netns integration; as root)'
 	@echo 'make unit       only the unit tests'
+	@echo 'make man-check  the man pages: no groff warning, every flag and key documented'
 	@echo 'make codec-interop  codec against scapy and tshark'
 	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
 	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each'
@@ -234,8 +235,16 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
 		tests/run-interop.sh
 
+# Every man page renders without a warning and documents every flag, command
+# and configuration key the programs have.
+man-check: all
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/vrdma-pingpong VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf \
+		tests/man/check.sh
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
+	$(Q)$(MAKE) --no-print-directory man-check
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory codec-interop
 	$(Q)$(MAKE) --no-print-directory fuzz
