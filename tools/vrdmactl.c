@@ -23,8 +23,10 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: vrdmactl [-s SOCKET] COMMAND [--json]\n\n"
 		"Commands:\n"
-		"  status    the port, XDP and AF_XDP modes, queues, workers and VMs\n"
-		"  stats     counters: the XDP program's, the port's (one per drop reason), per VM\n\n"
+		"  status       the port, XDP and AF_XDP modes, queues, workers and VMs\n"
+		"  list         the VMs: whether a front-end is connected, socket, GIDs\n"
+		"  stats        counters: the XDP program's, the port's (one per drop reason), per VM\n"
+		"  stats NAME   one VM's counters: its device and transport\n\n"
 		"Options:\n"
 		"  -s, --socket SOCKET  control socket (default %s)\n"
 		"  -j, --json           print the daemon's JSON answer (see docs/control.md)\n"
@@ -189,6 +191,84 @@ static void print_stats(json_object *d)
 	}
 }
 
+static json_object *find_vm(json_object *d, const char *name)
+{
+	json_object *arr = get(d, "vms");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		json_object *vm = json_object_array_get_idx(arr, i);
+
+		if (!strcmp(str(vm, "name"), name))
+			return vm;
+	}
+	return NULL;
+}
+
+/* A VM's state from its stats: connected, waiting for a front-end, or
+ * waiting after its device was marked broken (the count says how often). */
+static void print_list(json_object *status, json_object *stats)
+{
+	json_object *arr = get(status, "vms");
+	char gids[1024], state[32];
+	size_t i;
+
+	printf("%-16s %-12s %-32s %s\n", "VM", "STATE", "SOCKET", "GIDS");
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		json_object *vm = json_object_array_get_idx(arr, i);
+		json_object *dev = get(find_vm(stats, str(vm, "name")), "device");
+		int broken = json_object_get_int(get(dev, "broken"));
+
+		if (json_object_get_boolean(get(dev, "connected")))
+			snprintf(state, sizeof(state), "connected");
+		else if (broken)
+			snprintf(state, sizeof(state), "broken(%d)", broken);
+		else
+			snprintf(state, sizeof(state), "waiting");
+		join_array(get(vm, "gids"), gids, sizeof(gids));
+		printf("%-16s %-12s %-32s %s\n", str(vm, "name"), state, str(vm, "socket"), gids);
+	}
+	if (!i)
+		printf("(no VMs)\n");
+}
+
+static void print_json(json_object *o);
+
+/* list --json: status's VMs, each with its connection state from stats. */
+static void print_list_json(json_object *status, json_object *stats)
+{
+	json_object *arr = get(status, "vms");
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		json_object *vm = json_object_array_get_idx(arr, i);
+		json_object *dev = get(find_vm(stats, str(vm, "name")), "device");
+
+		json_object_object_add(vm, "connected", json_object_get(get(dev, "connected")));
+		json_object_object_add(vm, "broken", json_object_get(get(dev, "broken")));
+	}
+	print_json(arr);
+}
+
+static void print_json(json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+/* The answer's data, or NULL with the daemon's error printed. */
+static json_object *answer_data(json_object *ans)
+{
+	if (!ans)
+		return NULL;
+	if (!json_object_get_boolean(get(ans, "ok"))) {
+		fprintf(stderr, "vrdmactl: %s\n", str(ans, "error"));
+		return NULL;
+	}
+	return get(ans, "data");
+}
+
 static const struct option opts[] = {
 	{ "socket", required_argument, NULL, 's' },
 	{ "json", no_argument, NULL, 'j' },
@@ -217,7 +297,7 @@ static int parse_opts(int argc, char **argv, const char *optstring, const char *
 
 int main(int argc, char **argv)
 {
-	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET, *cmd;
+	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET, *cmd, *vm_name = NULL;
 	json_object *ans, *data;
 	bool json = false;
 	int ret;
@@ -234,27 +314,48 @@ int main(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	ret = 1;
+	/* stats takes a VM name; nothing else takes an argument */
+	if (!strcmp(cmd, "stats") && optind < argc)
+		vm_name = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "vrdmactl: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (strcmp(cmd, "status") && strcmp(cmd, "stats")) {
+	if (strcmp(cmd, "status") && strcmp(cmd, "stats") && strcmp(cmd, "list")) {
 		fprintf(stderr, "vrdmactl: unknown command '%s' (try --help)\n", cmd);
 		return 2;
 	}
-	ans = request(path, cmd);
-	if (!ans)
-		return 1;
-	if (!json_object_get_boolean(get(ans, "ok"))) {
-		fprintf(stderr, "vrdmactl: %s\n", str(ans, "error"));
+	ans = request(path, !strcmp(cmd, "list") ? "status" : cmd);
+	data = answer_data(ans);
+	if (!data)
+		goto put_ans;
+	if (!strcmp(cmd, "list")) {
+		json_object *stats_ans = request(path, "stats"), *stats = answer_data(stats_ans);
+
+		if (stats) {
+			if (json)
+				print_list_json(data, stats);
+			else
+				print_list(data, stats);
+			ret = 0;
+		}
+		json_object_put(stats_ans);
 		goto put_ans;
 	}
-	data = get(ans, "data");
+	if (vm_name) {
+		data = find_vm(data, vm_name);
+		if (!data) {
+			fprintf(stderr, "vrdmactl: no VM named '%s' (vrdmactl list shows them)\n",
+				vm_name);
+			goto put_ans;
+		}
+	}
 	if (json)
-		printf("%s\n", json_object_to_json_string_ext(data, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
+		print_json(data);
 	else if (!strcmp(cmd, "status"))
 		print_status(data);
+	else if (vm_name)
+		print_counters(data, 0);
 	else
 		print_stats(data);
 	ret = 0;

@@ -74,6 +74,28 @@ idle_cpu_low() {
 	[ "$t" -le 9 ]	# under 3 % of one core
 }
 
+# vrdmactl list / stats NAME, while vrdma_test holds both VMs connected.
+listed() {
+	local out
+	out=$(ctl list)
+	echo "$out" | grep -Eq "^alpha +$1 +$TMP/alpha.sock +10\.204\.0\.11" &&
+	echo "$out" | grep -Eq "^beta +$1 +$TMP/beta.sock +10\.204\.0\.12"
+}
+listed_json_idle() {
+	ctl list --json | jq -e '.[0].name == "alpha" and .[0].connected == false and .[0].broken >= 0' > /dev/null
+}
+stats_alpha() {
+	local out
+	out=$(ctl stats alpha)
+	echo "$out" | grep -Eq '^  connected +true$' && echo "$out" | grep -q '^  transport$' &&
+	ctl stats alpha --json | jq -e '.name == "alpha" and .device.transport.tx_packets > 0' > /dev/null
+}
+stats_nosuch() {
+	local rc=0 out
+	out=$(ctl stats nosuch 2>&1) || rc=$?
+	[ $rc = 1 ] && echo "$out" | grep -q "no VM named 'nosuch'"
+}
+
 connected_is() { [ "$(jstat ".vms[0].device.connected")" = "$1" ]; }
 
 # libvrdma finds destination MACs as a guest kernel does: the neighbour
@@ -101,7 +123,13 @@ for workers in 1 2; do
 		jstat '.port.handed_over > 100'
 	check "workers = $workers: VMs connected and idle, the daemon sleeps (< 3 % CPU)" \
 		idle_cpu_low
+	[ "$workers" = 2 ] || {
+		check "vrdmactl list: both VMs connected, with socket and GID" listed connected
+		check "vrdmactl stats alpha: its device and transport counters" stats_alpha
+		check "vrdmactl stats NAME of no VM: exit 1, says so" stats_nosuch
+	}
 	wait "$TPID" || true
+	[ "$workers" = 2 ] || check "vrdmactl list --json: alpha no longer connected" listed_json_idle
 	check "workers = $workers: no front-end connected after the test" connected_is false
 	stop_daemon
 	check "workers = $workers: exit code 0" test "$RC" = 0
