@@ -22,7 +22,8 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
 	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
-	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db
+	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db \
+	systemd-container
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -67,7 +68,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
-.PHONY: all deps check man-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
+.PHONY: all deps check man-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -81,6 +82,7 @@ help:
 	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
+	@echo 'make systemd-check  vrdmad.service under systemd in a container (root)'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
 	@echo 'make bench      benchmarks (root)'
 	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (PREFIX=$(PREFIX))'
@@ -242,6 +244,11 @@ man-check: all
 		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/vrdma-pingpong VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf \
 		tests/man/check.sh
 
+# vrdmad.service under a real systemd as PID 1 (a cached Debian root booted
+# with systemd-nspawn): start, STATUS, reload, stop, watchdog, exposure.
+systemd-check: all
+	$(Q)VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) tests/systemd/nspawn.sh
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
 	$(Q)$(MAKE) --no-print-directory man-check
@@ -250,6 +257,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
 	$(Q)$(MAKE) --no-print-directory interop
+	$(Q)$(MAKE) --no-print-directory systemd-check
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
