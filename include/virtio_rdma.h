@@ -266,9 +266,43 @@ struct virtio_rdma_qp_attr {
 	struct virtio_rdma_ah_attr alt_ah_attr;
 };
 
+/* The IB numbers these fields carry: attr_mask bits (enum ib_qp_attr_mask),
+ * qp_state (enum ib_qp_state), path_mtu (enum ib_mtu), ah_flags and
+ * qp_access_flags (enum ib_access_flags). */
+#define VIRTIO_IB_QP_STATE		(1u << 0)
+#define VIRTIO_IB_QP_CUR_STATE		(1u << 1)
+#define VIRTIO_IB_QP_EN_SQD_ASYNC_NOTIFY (1u << 2)
+#define VIRTIO_IB_QP_ACCESS_FLAGS	(1u << 3)
+#define VIRTIO_IB_QP_PKEY_INDEX		(1u << 4)
+#define VIRTIO_IB_QP_PORT		(1u << 5)
+#define VIRTIO_IB_QP_QKEY		(1u << 6)
+#define VIRTIO_IB_QP_AV			(1u << 7)
+#define VIRTIO_IB_QP_PATH_MTU		(1u << 8)
+#define VIRTIO_IB_QP_TIMEOUT		(1u << 9)
+#define VIRTIO_IB_QP_RETRY_CNT		(1u << 10)
+#define VIRTIO_IB_QP_RNR_RETRY		(1u << 11)
+#define VIRTIO_IB_QP_RQ_PSN		(1u << 12)
+#define VIRTIO_IB_QP_MAX_QP_RD_ATOMIC	(1u << 13)
+#define VIRTIO_IB_QP_ALT_PATH		(1u << 14)
+#define VIRTIO_IB_QP_MIN_RNR_TIMER	(1u << 15)
+#define VIRTIO_IB_QP_SQ_PSN		(1u << 16)
+#define VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
+#define VIRTIO_IB_QP_PATH_MIG_STATE	(1u << 18)
+#define VIRTIO_IB_QP_CAP		(1u << 19)
+#define VIRTIO_IB_QP_DEST_QPN		(1u << 20)
+enum virtio_ib_qp_state { VIRTIO_IB_QPS_RESET, VIRTIO_IB_QPS_INIT, VIRTIO_IB_QPS_RTR,
+			  VIRTIO_IB_QPS_RTS, VIRTIO_IB_QPS_SQD, VIRTIO_IB_QPS_SQE,
+			  VIRTIO_IB_QPS_ERR };
+enum virtio_ib_mtu { VIRTIO_IB_MTU_256 = 1, VIRTIO_IB_MTU_512, VIRTIO_IB_MTU_1024,
+		     VIRTIO_IB_MTU_2048, VIRTIO_IB_MTU_4096 };
+#define VIRTIO_IB_AH_GRH		1u
+#define VIRTIO_IB_ACCESS_LOCAL_WRITE	(1u << 0)
+#define VIRTIO_IB_ACCESS_REMOTE_WRITE	(1u << 1)
+#define VIRTIO_IB_ACCESS_REMOTE_READ	(1u << 2)
+
 struct virtio_rdma_cmd_modify_qp {
 	uint32_t qpn;
-	uint32_t attr_mask;		/* enum ib_qp_attr_mask */
+	uint32_t attr_mask;		/* VIRTIO_IB_QP_* */
 	struct virtio_rdma_qp_attr attrs;
 };
 

@@ -48,7 +48,6 @@
 #define RESOLVE_STEP_NS		50000000ll
 #define RESOLVE_CACHE_NS	(10ll * 1000000000)
 #define RESOLVE_CACHE_LEN	16
-#define IB_QP_AV		(1u << 7)
 #define FEATURES_WANTED		((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_INDIRECT_DESC) | \
 				 (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
 #define PROTOCOL_WANTED		((1ull << VHOST_USER_PROTOCOL_F_MQ) | \
@@ -1919,7 +1918,7 @@ int vrdma_modify_qp(struct vrdma_qp *qp, const struct virtio_rdma_qp_attr *attr,
 	req.qpn = qp->qpn;
 	req.attr_mask = attr_mask;
 	req.attrs = *attr;
-	if ((attr_mask & IB_QP_AV) && all_zero(req.attrs.ah_attr.dmac, 6))
+	if ((attr_mask & VIRTIO_IB_QP_AV) && all_zero(req.attrs.ah_attr.dmac, 6))
 		resolve_cached(req.attrs.ah_attr.grh.dgid, req.attrs.ah_attr.dmac);
 	return ctrl_cmd(qp->ctx, VIRTIO_CMD_MODIFY_QP, &req, sizeof(req), NULL, 0);
 }

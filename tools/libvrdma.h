@@ -110,7 +110,7 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		    struct vrdma_qp **qp);
 int vrdma_destroy_qp(struct vrdma_qp *qp);
 uint32_t vrdma_qp_num(const struct vrdma_qp *qp);
-/* MODIFY_QP. With IB_QP_AV (1 << 7) and an all-zero ah_attr.dmac, the
+/* MODIFY_QP. With VIRTIO_IB_QP_AV and an all-zero ah_attr.dmac, the
  * destination MAC is resolved first with vrdma_resolve_mac (left zero if it
  * cannot be: a GID of the same daemon needs none). */
 int vrdma_modify_qp(struct vrdma_qp *qp, const struct virtio_rdma_qp_attr *attr,

@@ -23,35 +23,10 @@
 #include "libvrdma.h"
 #include "perf_oob.h"
 
-/* ---- IB constants the device ABI takes as numbers ---- */
+/* ---- IB numbers the ABI header does not name ---- */
 
-#define IB_ACCESS_LOCAL_WRITE		(1u << 0)
-#define IB_ACCESS_REMOTE_WRITE		(1u << 1)
-#define IB_ACCESS_REMOTE_READ		(1u << 2)
-
-#define IB_QP_STATE			(1u << 0)
-#define IB_QP_ACCESS_FLAGS		(1u << 3)
-#define IB_QP_PKEY_INDEX		(1u << 4)
-#define IB_QP_PORT			(1u << 5)
-#define IB_QP_QKEY			(1u << 6)
-#define IB_QP_AV			(1u << 7)
-#define IB_QP_PATH_MTU			(1u << 8)
-#define IB_QP_TIMEOUT			(1u << 9)
-#define IB_QP_RETRY_CNT			(1u << 10)
-#define IB_QP_RNR_RETRY			(1u << 11)
-#define IB_QP_RQ_PSN			(1u << 12)
-#define IB_QP_MAX_QP_RD_ATOMIC		(1u << 13)
-#define IB_QP_MIN_RNR_TIMER		(1u << 15)
-#define IB_QP_SQ_PSN			(1u << 16)
-#define IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
-#define IB_QP_DEST_QPN			(1u << 20)
-
-enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS };
 #define IB_PORT_ACTIVE		4
-#define IB_AH_GRH		1
 #define IB_WC_SUCCESS		0
-#define IB_MTU_256		1
-#define IB_MTU_4096		5
 
 /* ---- perftest's defaults and limits (perftest_parameters.h) ---- */
 
@@ -836,7 +811,7 @@ static int set_mtu(const struct perf *p)
 /* ctx_init: PD, one MR over the whole buffer, CQs, QPs moved to INIT. */
 static int ctx_init(struct perf *p)
 {
-	unsigned int access = IB_ACCESS_LOCAL_WRITE;
+	unsigned int access = VIRTIO_IB_ACCESS_LOCAL_WRITE;
 	struct vrdma_qp_init_attr init;
 	struct virtio_rdma_qp_attr a;
 	uint32_t mask;
@@ -863,9 +838,9 @@ static int ctx_init(struct perf *p)
 			p->buf[i] = (uint8_t)rand();
 	}
 	if (p->verb == WRITE)
-		access |= IB_ACCESS_REMOTE_WRITE;
+		access |= VIRTIO_IB_ACCESS_REMOTE_WRITE;
 	else if (p->verb == READ)
-		access |= IB_ACCESS_REMOTE_READ;
+		access |= VIRTIO_IB_ACCESS_REMOTE_READ;
 	ret = vrdma_reg_mr(p->pd, p->buf, p->buff_size, access, &p->mr);
 	if (ret) {
 		fprintf(stderr, "Couldn't allocate MR\n");
@@ -911,17 +886,17 @@ static int ctx_init(struct perf *p)
 		}
 		/* ctx_modify_qp_to_init */
 		memset(&a, 0, sizeof(a));
-		a.qp_state = QPS_INIT;
+		a.qp_state = VIRTIO_IB_QPS_INIT;
 		a.port_num = (uint8_t)p->ib_port;
-		mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
+		mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
 		if (p->conn == UD) {
 			a.qkey = DEF_QKEY;
-			mask |= IB_QP_QKEY;
+			mask |= VIRTIO_IB_QP_QKEY;
 		} else {
-			a.qp_access_flags = p->verb == READ ? IB_ACCESS_REMOTE_READ :
-					    p->verb == WRITE ? IB_ACCESS_REMOTE_WRITE :
-					    IB_ACCESS_REMOTE_WRITE | IB_ACCESS_LOCAL_WRITE;
-			mask |= IB_QP_ACCESS_FLAGS;
+			a.qp_access_flags = p->verb == READ ? VIRTIO_IB_ACCESS_REMOTE_READ :
+					    p->verb == WRITE ? VIRTIO_IB_ACCESS_REMOTE_WRITE :
+					    VIRTIO_IB_ACCESS_REMOTE_WRITE | VIRTIO_IB_ACCESS_LOCAL_WRITE;
+			mask |= VIRTIO_IB_QP_ACCESS_FLAGS;
 		}
 		ret = vrdma_modify_qp(q->qp, &a, mask);
 		if (ret) {
@@ -1010,7 +985,7 @@ static void fill_ah(const struct perf *p, const struct oob_dest *rem, struct vir
 	ah->grh.traffic_class = 0;
 	ah->sl = (uint8_t)p->sl;
 	ah->port_num = (uint8_t)p->ib_port;
-	ah->ah_flags = IB_AH_GRH;
+	ah->ah_flags = VIRTIO_IB_AH_GRH;
 }
 
 /* ctx_connect: every QP to RTR, and to RTS where it sends (a BW server
@@ -1025,18 +1000,18 @@ static int ctx_connect(struct perf *p)
 		const struct oob_dest *rem = &p->rem[i], *my = &p->my[i];
 
 		memset(&a, 0, sizeof(a));
-		a.qp_state = QPS_RTR;
+		a.qp_state = VIRTIO_IB_QPS_RTR;
 		fill_ah(p, rem, &a.ah_attr);
-		mask = IB_QP_STATE;
+		mask = VIRTIO_IB_QP_STATE;
 		if (p->conn != UD) {
 			a.path_mtu = (uint8_t)p->curr_mtu;
 			a.dest_qp_num = (uint32_t)rem->qpn;
 			a.rq_psn = (uint32_t)rem->psn;
-			mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
+			mask |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
 			if (p->conn == RC) {
 				a.max_dest_rd_atomic = clamp_rd_atom(p, my->out_reads);
 				a.min_rnr_timer = MIN_RNR_TIMER;
-				mask |= IB_QP_MIN_RNR_TIMER | IB_QP_MAX_DEST_RD_ATOMIC;
+				mask |= VIRTIO_IB_QP_MIN_RNR_TIMER | VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC;
 			}
 		}
 		ret = vrdma_modify_qp(p->q[i].qp, &a, mask);
@@ -1046,9 +1021,9 @@ static int ctx_connect(struct perf *p)
 		}
 		if (!(p->tst == LAT || p->machine == CLIENT || p->duplex))
 			continue;
-		a.qp_state = QPS_RTS;
+		a.qp_state = VIRTIO_IB_QPS_RTS;
 		a.sq_psn = (uint32_t)my->psn;
-		mask = IB_QP_STATE | IB_QP_SQ_PSN;
+		mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
 		if (p->conn == RC) {
 			a.timeout = (uint8_t)p->qp_timeout;
 			a.retry_cnt = 7;
@@ -1056,7 +1031,7 @@ static int ctx_connect(struct perf *p)
 			/* perftest takes the peer's out_reads as is; a peer with
 			 * more than this device allows is clamped */
 			a.max_rd_atomic = clamp_rd_atom(p, rem->out_reads);
-			mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC;
+			mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
 		}
 		ret = vrdma_modify_qp(p->q[i].qp, &a, mask);
 		if (ret) {
@@ -2285,7 +2260,7 @@ static int connect_peer(struct perf *p)
 		goto exchange_failed;
 	rem[sizeof(rem) - 1] = '\0';
 	rem_mtu = (int)strtol(rem, NULL, 10);
-	if (rem_mtu >= IB_MTU_256 && rem_mtu <= IB_MTU_4096 && p->curr_mtu > rem_mtu)
+	if (rem_mtu >= VIRTIO_IB_MTU_256 && rem_mtu <= VIRTIO_IB_MTU_4096 && p->curr_mtu > rem_mtu)
 		p->curr_mtu = rem_mtu;
 	if (p->conn == UD && p->size > MTU_SIZE(p->curr_mtu)) {
 		if (p->run_all || !p->req_size) {

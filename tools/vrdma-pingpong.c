@@ -32,32 +32,7 @@
 
 #include "libvrdma.h"
 
-/* enum ib_qp_attr_mask */
-#define IB_QP_STATE			(1u << 0)
-#define IB_QP_ACCESS_FLAGS		(1u << 3)
-#define IB_QP_PKEY_INDEX		(1u << 4)
-#define IB_QP_PORT			(1u << 5)
-#define IB_QP_QKEY			(1u << 6)
-#define IB_QP_AV			(1u << 7)
-#define IB_QP_PATH_MTU			(1u << 8)
-#define IB_QP_TIMEOUT			(1u << 9)
-#define IB_QP_RETRY_CNT			(1u << 10)
-#define IB_QP_RNR_RETRY			(1u << 11)
-#define IB_QP_RQ_PSN			(1u << 12)
-#define IB_QP_MAX_QP_RD_ATOMIC		(1u << 13)
-#define IB_QP_MIN_RNR_TIMER		(1u << 15)
-#define IB_QP_SQ_PSN			(1u << 16)
-#define IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
-#define IB_QP_CAP			(1u << 19)
-#define IB_QP_DEST_QPN			(1u << 20)
-
-enum { IB_QPS_RESET, IB_QPS_INIT, IB_QPS_RTR, IB_QPS_RTS };
-
-#define IB_ACCESS_LOCAL_WRITE		(1u << 0)
-#define IB_AH_GRH			1u
 #define IB_WC_SUCCESS			0
-#define IB_MTU_256			1
-#define IB_MTU_4096			5
 
 enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
 
@@ -214,7 +189,7 @@ static int mtu_to_enum(unsigned int mtu)
 
 static unsigned int mtu_bytes(int mtu)
 {
-	return mtu >= IB_MTU_256 && mtu <= IB_MTU_4096 ? 128u << mtu : 0;
+	return mtu >= VIRTIO_IB_MTU_256 && mtu <= VIRTIO_IB_MTU_4096 ? 128u << mtu : 0;
 }
 
 /* 0 to run, 1 for -h (exit 0), a negative errno for bad arguments. */
@@ -497,7 +472,7 @@ static int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		fprintf(stderr, "Couldn't allocate PD: %s\n", vrdma_err(ret));
 		goto close_dev;
 	}
-	ret = vrdma_reg_mr(c->pd, c->buf, c->buf_len ? c->buf_len : 1, IB_ACCESS_LOCAL_WRITE, &c->mr);
+	ret = vrdma_reg_mr(c->pd, c->buf, c->buf_len ? c->buf_len : 1, VIRTIO_IB_ACCESS_LOCAL_WRITE, &c->mr);
 	if (ret) {
 		fprintf(stderr, "Couldn't register MR: %s\n", vrdma_err(ret));
 		goto close_dev;
@@ -522,7 +497,7 @@ static int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		goto close_dev;
 	}
 	/* inline when the QP can carry the whole message, as rdma-core decides */
-	ret = vrdma_query_qp(c->qp, IB_QP_CAP, &attr);
+	ret = vrdma_query_qp(c->qp, VIRTIO_IB_QP_CAP, &attr);
 	if (ret) {
 		fprintf(stderr, "Couldn't query QP: %s\n", vrdma_err(ret));
 		goto close_dev;
@@ -531,16 +506,16 @@ static int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		c->send_flags |= VIRTIO_IB_SEND_INLINE;
 
 	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_INIT;
+	attr.qp_state = VIRTIO_IB_QPS_INIT;
 	attr.pkey_index = 0;
 	attr.port_num = (uint8_t)o->ib_port;
-	mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
 	if (o->type == VIRTIO_IB_QPT_UD) {
 		attr.qkey = UD_QKEY;
-		mask |= IB_QP_QKEY;
+		mask |= VIRTIO_IB_QP_QKEY;
 	} else {
 		attr.qp_access_flags = 0;
-		mask |= IB_QP_ACCESS_FLAGS;
+		mask |= VIRTIO_IB_QP_ACCESS_FLAGS;
 	}
 	ret = vrdma_modify_qp(c->qp, &attr, mask);
 	if (ret) {
@@ -601,7 +576,7 @@ static void fill_grh(const struct pp_ctx *c, const struct pp_dest *dest,
 	ah->grh.hop_limit = 1;
 	ah->sl = (uint8_t)c->o->sl;
 	ah->port_num = (uint8_t)c->o->ib_port;
-	ah->ah_flags = IB_AH_GRH;
+	ah->ah_flags = VIRTIO_IB_AH_GRH;
 	/* dmac left zero: libvrdma finds it in the neighbour table */
 }
 
@@ -621,18 +596,18 @@ static int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_des
 		return -1;
 	}
 	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	mask = IB_QP_STATE;
+	attr.qp_state = VIRTIO_IB_QPS_RTR;
+	mask = VIRTIO_IB_QP_STATE;
 	if (o->type != VIRTIO_IB_QPT_UD) {
 		attr.path_mtu = (uint8_t)o->mtu;
 		attr.dest_qp_num = dest->qpn;
 		attr.rq_psn = dest->psn;
 		fill_grh(c, dest, &attr.ah_attr);
-		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
+		mask |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
 		if (o->type == VIRTIO_IB_QPT_RC) {
 			attr.max_dest_rd_atomic = 1;
 			attr.min_rnr_timer = 12;
-			mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+			mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
 		}
 	}
 	ret = vrdma_modify_qp(c->qp, &attr, mask);
@@ -641,15 +616,15 @@ static int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_des
 		return -1;
 	}
 
-	attr.qp_state = IB_QPS_RTS;
+	attr.qp_state = VIRTIO_IB_QPS_RTS;
 	attr.sq_psn = my_psn;
-	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
 	if (o->type == VIRTIO_IB_QPT_RC) {
 		attr.timeout = 14;
 		attr.retry_cnt = 7;
 		attr.rnr_retry = 7;
 		attr.max_rd_atomic = 1;
-		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC;
+		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
 	}
 	ret = vrdma_modify_qp(c->qp, &attr, mask);
 	if (ret) {

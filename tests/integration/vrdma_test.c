@@ -22,32 +22,8 @@
 
 #include "libvrdma.h"
 
-/* enum ib_access_flags */
-#define IB_ACCESS_LOCAL_WRITE		(1u << 0)
-#define IB_ACCESS_REMOTE_WRITE		(1u << 1)
-#define IB_ACCESS_REMOTE_READ		(1u << 2)
-#define ACCESS_ALL	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)
-
-/* enum ib_qp_attr_mask */
-#define IB_QP_STATE			(1u << 0)
-#define IB_QP_ACCESS_FLAGS		(1u << 3)
-#define IB_QP_PKEY_INDEX		(1u << 4)
-#define IB_QP_PORT			(1u << 5)
-#define IB_QP_QKEY			(1u << 6)
-#define IB_QP_AV			(1u << 7)
-#define IB_QP_PATH_MTU			(1u << 8)
-#define IB_QP_TIMEOUT			(1u << 9)
-#define IB_QP_RETRY_CNT			(1u << 10)
-#define IB_QP_RNR_RETRY			(1u << 11)
-#define IB_QP_RQ_PSN			(1u << 12)
-#define IB_QP_MAX_QP_RD_ATOMIC		(1u << 13)
-#define IB_QP_ALT_PATH			(1u << 14)
-#define IB_QP_MIN_RNR_TIMER		(1u << 15)
-#define IB_QP_SQ_PSN			(1u << 16)
-#define IB_QP_MAX_DEST_RD_ATOMIC	(1u << 17)
-#define IB_QP_DEST_QPN			(1u << 20)
-
-enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
+#define ACCESS_ALL	(VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE | \
+			 VIRTIO_IB_ACCESS_REMOTE_READ)
 
 /* enum ib_wc_status, enum ib_wc_opcode, wc_flags */
 #define WC_SUCCESS		0
@@ -62,7 +38,6 @@ enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
 #define WC_GRH			1u
 #define WC_WITH_IMM		2u
 
-#define IB_AH_GRH		1
 #define IB_PORT_CM_SUP		(1u << 16)
 #define IB_WIDTH_4X		2
 #define IB_SPEED_EDR		32
@@ -74,7 +49,6 @@ enum { QPS_RESET, QPS_INIT, QPS_RTR, QPS_RTS, QPS_SQD, QPS_SQE, QPS_ERR };
 #define GRH_LEN		40u
 #define POLL_MS		5000
 #define QKEY		0x11111111u
-#define PATH_MTU_1024	3
 #define NO_ENTRY	0xdeadu		/* a handle no device hands out this early */
 #define OUTSIDE_GPA	0x1000ull	/* below the guest memory libvrdma sets up */
 
@@ -366,38 +340,38 @@ static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
 	int ret;
 
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_INIT;
+	a.qp_state = VIRTIO_IB_QPS_INIT;
 	a.pkey_index = 0;
 	a.port_num = 1;
-	mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
 	if (type == VIRTIO_IB_QPT_UD) {
 		a.qkey = QKEY;
-		mask |= IB_QP_QKEY;
+		mask |= VIRTIO_IB_QP_QKEY;
 	} else {
 		a.qp_access_flags = ACCESS_ALL;
-		mask |= IB_QP_ACCESS_FLAGS;
+		mask |= VIRTIO_IB_QP_ACCESS_FLAGS;
 	}
 	ret = vrdma_modify_qp(qp, &a, mask);
 	if (ret)
 		return ret;
 
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RTR;
-	mask = IB_QP_STATE;
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	mask = VIRTIO_IB_QP_STATE;
 	if (type != VIRTIO_IB_QPT_UD) {
-		a.path_mtu = PATH_MTU_1024;
+		a.path_mtu = VIRTIO_IB_MTU_1024;
 		a.dest_qp_num = dest_qpn;
 		a.rq_psn = rq_psn;
 		memcpy(a.ah_attr.grh.dgid, dgid, 16);
 		a.ah_attr.grh.sgid_index = 0;
 		a.ah_attr.grh.hop_limit = 1;
 		a.ah_attr.port_num = 1;
-		a.ah_attr.ah_flags = IB_AH_GRH;
-		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
+		a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
+		mask |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
 		if (type == VIRTIO_IB_QPT_RC) {
 			a.max_dest_rd_atomic = 1;
 			a.min_rnr_timer = 12;
-			mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
+			mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
 		}
 	}
 	ret = vrdma_modify_qp(qp, &a, mask);
@@ -405,15 +379,15 @@ static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
 		return ret;
 
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RTS;
+	a.qp_state = VIRTIO_IB_QPS_RTS;
 	a.sq_psn = sq_psn;
-	mask = IB_QP_STATE | IB_QP_SQ_PSN;
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
 	if (type == VIRTIO_IB_QPT_RC) {
 		a.timeout = 14;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 1;
-		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC;
+		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
 	}
 	return vrdma_modify_qp(qp, &a, mask);
 }
@@ -862,12 +836,12 @@ out:;
 
 static void t_get_dma_mr(struct env *e)
 {
-	struct virtio_rdma_cmd_get_dma_mr req = { .pdn = NO_ENTRY, .access_flags = IB_ACCESS_LOCAL_WRITE };
+	struct virtio_rdma_cmd_get_dma_mr req = { .pdn = NO_ENTRY, .access_flags = VIRTIO_IB_ACCESS_LOCAL_WRITE };
 	struct vrdma_pd *pd;
 	struct vrdma_mr *mr;
 
 	TRY(vrdma_alloc_pd(e->ctx[A], &pd));
-	TRY(vrdma_get_dma_mr(pd, IB_ACCESS_LOCAL_WRITE, &mr));
+	TRY(vrdma_get_dma_mr(pd, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mr));
 	MUST(raw_status(e, A, VIRTIO_CMD_GET_DMA_MR, &req, sizeof(req), sizeof(struct virtio_rdma_rsp_mr),
 			VIRTIO_RDMA_ERR_NOENT, "GET_DMA_MR with an unknown PD"));
 	TRY(vrdma_dereg_mr(mr));
@@ -889,7 +863,7 @@ static void t_create_mr_map(struct env *e)
 	EXPECT(vrdma_create_mr(p.a.pd, ACCESS_ALL, 0, &mr), -EINVAL);
 	EXPECT(vrdma_create_mr(p.a.pd, ACCESS_ALL, e->cfg[A].max_fast_reg_page_list_len + 1, &mr),
 	       -EINVAL);
-	TRY(vrdma_create_mr(p.a.pd, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, 16, &fmr));
+	TRY(vrdma_create_mr(p.a.pd, VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE, 16, &fmr));
 	target = vrdma_alloc_buf(e->ctx[A], 16 * 4096);
 	CHECK(target, "vrdma_alloc_buf failed");
 	memset(target, 0xee, 16 * 4096);
@@ -936,10 +910,10 @@ static void t_reg_user_mr(struct env *e)
 	CHECK(buf && pages, "vrdma_alloc_buf failed");
 	TRY(vrdma_reg_mr(pd, buf + 100, 5000, ACCESS_ALL, &mr));
 	CHECK(vrdma_mr_lkey(mr) || vrdma_mr_rkey(mr), "lkey and rkey are 0");
-	TRY(vrdma_reg_mr(pd, buf, 4 * 4096, IB_ACCESS_LOCAL_WRITE, &mr));
+	TRY(vrdma_reg_mr(pd, buf, 4 * 4096, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mr));
 
 	req.pdn = vrdma_pd_handle(pd);
-	req.access_flags = IB_ACCESS_LOCAL_WRITE;
+	req.access_flags = VIRTIO_IB_ACCESS_LOCAL_WRITE;
 	req.start = req.virt_addr = 0x7000000;
 	req.length = 4096;
 	req.pages = vrdma_gpa(e->ctx[A], pages);
@@ -981,7 +955,7 @@ static void t_dereg_mr(struct env *e)
 	TRY(vrdma_alloc_pd(e->ctx[A], &pd));
 	buf = vrdma_alloc_buf(e->ctx[A], 4096);
 	CHECK(buf, "vrdma_alloc_buf failed");
-	TRY(vrdma_reg_mr(pd, buf, 4096, IB_ACCESS_LOCAL_WRITE, &mr));
+	TRY(vrdma_reg_mr(pd, buf, 4096, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mr));
 	req.mrn = vrdma_mr_handle(mr);
 	TRY(vrdma_dereg_mr(mr));
 	MUST(raw_status(e, A, VIRTIO_CMD_DEREG_MR, &req, sizeof(req), 0, VIRTIO_RDMA_ERR_NOENT,
@@ -1079,68 +1053,68 @@ static void t_modify_qp(struct env *e)
 	MUST(ep_make(e, &p.a, A, VIRTIO_IB_QPT_RC));
 	MUST(ep_make(e, &p.b, B, VIRTIO_IB_QPT_RC));
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RTS;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE), -EINVAL);
-	a.qp_state = QPS_RTR;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE), -EINVAL);
+	a.qp_state = VIRTIO_IB_QPS_RTS;
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE), -EINVAL);
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE), -EINVAL);
 	/* RESET -> INIT needs PKEY_INDEX, PORT and ACCESS_FLAGS on RC */
-	a.qp_state = QPS_INIT;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE), -EINVAL);
-	TRY(vrdma_query_qp(p.a.qp, IB_QP_STATE, &q));
-	CHECK(q.qp_state == QPS_RESET, "state %u after refused changes", q.qp_state);
+	a.qp_state = VIRTIO_IB_QPS_INIT;
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE), -EINVAL);
+	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));
+	CHECK(q.qp_state == VIRTIO_IB_QPS_RESET, "state %u after refused changes", q.qp_state);
 
-	a.qp_state = QPS_INIT;
+	a.qp_state = VIRTIO_IB_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = ACCESS_ALL;
-	TRY(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_ACCESS_FLAGS));
-	a.qp_state = QPS_RTS;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE | IB_QP_SQ_PSN), -EINVAL);
+	TRY(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT | VIRTIO_IB_QP_ACCESS_FLAGS));
+	a.qp_state = VIRTIO_IB_QPS_RTS;
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN), -EINVAL);
 
 	/* RTR with an AV naming an empty GID entry, or with an alternate path */
 	idx = free_gid_index(e, A, 1);
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RTR;
-	a.path_mtu = PATH_MTU_1024;
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	a.path_mtu = VIRTIO_IB_MTU_1024;
 	a.dest_qp_num = vrdma_qp_num(p.b.qp);
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
 	memcpy(a.ah_attr.grh.dgid, p.b.gid, 16);
 	a.ah_attr.grh.hop_limit = 1;
 	a.ah_attr.port_num = 1;
-	a.ah_attr.ah_flags = IB_AH_GRH;
+	a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
 	if (idx > 0) {
 		a.ah_attr.grh.sgid_index = idx;
-		EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-				       IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-				       IB_QP_MIN_RNR_TIMER), -EINVAL);
+		EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU |
+				       VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN | VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC |
+				       VIRTIO_IB_QP_MIN_RNR_TIMER), -EINVAL);
 	}
 	a.ah_attr.grh.sgid_index = 0;
 	a.alt_ah_attr = a.ah_attr;
 	a.alt_port_num = 1;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN |
-			       IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER |
-			       IB_QP_ALT_PATH), -EINVAL);
-	TRY(vrdma_query_qp(p.a.qp, IB_QP_STATE, &q));
-	CHECK(q.qp_state == QPS_INIT, "state %u after refused changes", q.qp_state);
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN |
+			       VIRTIO_IB_QP_RQ_PSN | VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER |
+			       VIRTIO_IB_QP_ALT_PATH), -EINVAL);
+	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));
+	CHECK(q.qp_state == VIRTIO_IB_QPS_INIT, "state %u after refused changes", q.qp_state);
 
 	/* then the whole way, from RESET */
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RESET;
-	TRY(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE));
+	a.qp_state = VIRTIO_IB_QPS_RESET;
+	TRY(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE));
 	TRY(qp_connect(p.a.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
 	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.a.qp), p.a.gid, 2, 1));
-	TRY(vrdma_query_qp(p.a.qp, IB_QP_STATE, &q));
-	CHECK(q.qp_state == QPS_RTS, "state %u after connecting", q.qp_state);
+	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));
+	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS, "state %u after connecting", q.qp_state);
 	MUST(xfer_send(e, &p.a, &p.b, 100, false, 1));
 	/* RTS -> INIT is not a transition */
-	a.qp_state = QPS_INIT;
-	EXPECT(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE), -EINVAL);
-	a.qp_state = QPS_ERR;
-	TRY(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE));
-	TRY(vrdma_query_qp(p.a.qp, IB_QP_STATE, &q));
-	CHECK(q.qp_state == QPS_ERR, "state %u after ERR", q.qp_state);
-	a.qp_state = QPS_RESET;
-	TRY(vrdma_modify_qp(p.a.qp, &a, IB_QP_STATE));
+	a.qp_state = VIRTIO_IB_QPS_INIT;
+	EXPECT(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE), -EINVAL);
+	a.qp_state = VIRTIO_IB_QPS_ERR;
+	TRY(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE));
+	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));
+	CHECK(q.qp_state == VIRTIO_IB_QPS_ERR, "state %u after ERR", q.qp_state);
+	a.qp_state = VIRTIO_IB_QPS_RESET;
+	TRY(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE));
 out:;
 }
 
@@ -1152,9 +1126,9 @@ static void t_query_qp(struct env *e)
 
 	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
 	memset(&q, 0xa5, sizeof(q));
-	TRY(vrdma_query_qp(p.a.qp, IB_QP_STATE, &q));	/* every attribute, whatever the mask */
-	CHECK(q.qp_state == QPS_RTS, "qp_state %u", q.qp_state);
-	CHECK(q.path_mtu == PATH_MTU_1024, "path_mtu %u", q.path_mtu);
+	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));	/* every attribute, whatever the mask */
+	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS, "qp_state %u", q.qp_state);
+	CHECK(q.path_mtu == VIRTIO_IB_MTU_1024, "path_mtu %u", q.path_mtu);
 	CHECK(q.dest_qp_num == vrdma_qp_num(p.b.qp), "dest_qp_num %u, want %u",
 	      q.dest_qp_num, vrdma_qp_num(p.b.qp));
 	CHECK(q.rq_psn == 0x2000 && q.sq_psn == 0x1000, "rq_psn %#x sq_psn %#x", q.rq_psn, q.sq_psn);
@@ -1174,10 +1148,10 @@ static void t_query_qp(struct env *e)
 
 	MUST(ep_make(e, &ud, A, VIRTIO_IB_QPT_UD));
 	TRY(vrdma_query_qp(ud.qp, 0, &q));
-	CHECK(q.qp_state == QPS_RESET, "UD qp_state %u", q.qp_state);
+	CHECK(q.qp_state == VIRTIO_IB_QPS_RESET, "UD qp_state %u", q.qp_state);
 	TRY(qp_connect(ud.qp, VIRTIO_IB_QPT_UD, 0, NULL, 0x33, 0));
 	TRY(vrdma_query_qp(ud.qp, 0, &q));
-	CHECK(q.qp_state == QPS_RTS && q.qkey == QKEY && q.sq_psn == 0x33,
+	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS && q.qkey == QKEY && q.sq_psn == 0x33,
 	      "UD qp_state %u qkey %#x sq_psn %#x", q.qp_state, q.qkey, q.sq_psn);
 out:;
 }
@@ -1195,11 +1169,11 @@ static void t_destroy_qp(struct env *e)
 	qpn = vrdma_qp_num(ep.qp);
 	/* INIT takes receives (RESET would refuse them) */
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_INIT;
+	a.qp_state = VIRTIO_IB_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = IB_ACCESS_LOCAL_WRITE;
-	TRY(vrdma_modify_qp(ep.qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-				       IB_QP_ACCESS_FLAGS));
+	a.qp_access_flags = VIRTIO_IB_ACCESS_LOCAL_WRITE;
+	TRY(vrdma_modify_qp(ep.qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT |
+				       VIRTIO_IB_QP_ACCESS_FLAGS));
 	/* outstanding work goes without completions */
 	MUST(post_recv1(e, &ep, 1, ep.buf, 4096));
 	MUST(post_recv1(e, &ep, 2, ep.buf, 4096));
@@ -1337,8 +1311,8 @@ static void t_cq_overrun(struct env *e)
 	init = qp_init(VIRTIO_IB_QPT_RC, tiny, p.a.rcq);
 	TRY(vrdma_create_qp(p.a.pd, &init, &qa));
 	memset(&a, 0, sizeof(a));
-	a.qp_state = QPS_RESET;
-	TRY(vrdma_modify_qp(p.b.qp, &a, IB_QP_STATE));
+	a.qp_state = VIRTIO_IB_QPS_RESET;
+	TRY(vrdma_modify_qp(p.b.qp, &a, VIRTIO_IB_QP_STATE));
 	TRY(qp_connect(qa, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
 	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(qa), p.a.gid, 2, 1));
 	/* 2 CQE buffers in the ring, 2 entries in the CQ, 1 in hand: the 6th
@@ -1664,7 +1638,7 @@ out:
 static bool expect_qp_state(struct env *e, struct vrdma_qp *qp, uint8_t state, const char *what)
 {
 	struct virtio_rdma_qp_attr q;
-	int ret = vrdma_query_qp(qp, IB_QP_STATE, &q);
+	int ret = vrdma_query_qp(qp, VIRTIO_IB_QP_STATE, &q);
 
 	if (ret)
 		return fail(e, "%s: vrdma_query_qp: %s", what, errname(ret));
@@ -1686,12 +1660,12 @@ static void t_prot_err(struct env *e)
 	wr = send_wr(&p.a, &sge, 81, VIRTIO_IB_WR_SEND, p.a.buf + BUF_LEN - 8, 16, NULL);
 	TRY(vrdma_post_send(p.a.qp, &wr));
 	MUST(expect_wc(e, p.a.scq, "SEND from outside the MR", 81, WC_LOC_PROT_ERR, -1, NULL));
-	MUST(expect_qp_state(e, p.a.qp, QPS_ERR, "after LOC_PROT_ERR"));
+	MUST(expect_qp_state(e, p.a.qp, VIRTIO_IB_QPS_ERR, "after LOC_PROT_ERR"));
 	MUST(still_works(e));
 
 	/* an RDMA WRITE whose local SGE is outside guest memory (DMA MR: iova = GPA) */
 	MUST(pair_make(e, &q, VIRTIO_IB_QPT_RC, A, B));
-	TRY(vrdma_get_dma_mr(q.a.pd, IB_ACCESS_LOCAL_WRITE, &dma));
+	TRY(vrdma_get_dma_mr(q.a.pd, VIRTIO_IB_ACCESS_LOCAL_WRITE, &dma));
 	wr = send_wr(&q.a, &sge, 82, VIRTIO_IB_WR_RDMA_WRITE, NULL, 0, NULL);
 	sge = (struct vrdma_sge){ .addr = OUTSIDE_GPA, .length = 64, .lkey = vrdma_mr_lkey(dma) };
 	wr.num_sge = 1;
@@ -1699,12 +1673,12 @@ static void t_prot_err(struct env *e)
 	wr.rkey = vrdma_mr_rkey(q.b.mr);
 	TRY(vrdma_post_send(q.a.qp, &wr));
 	MUST(expect_wc(e, q.a.scq, "RDMA_WRITE from outside guest memory", 82, WC_LOC_PROT_ERR, -1, NULL));
-	MUST(expect_qp_state(e, q.a.qp, QPS_ERR, "after LOC_PROT_ERR"));
+	MUST(expect_qp_state(e, q.a.qp, VIRTIO_IB_QPS_ERR, "after LOC_PROT_ERR"));
 	MUST(still_works(e));
 
 	/* the DMA MR itself works inside guest memory */
 	MUST(pair_make(e, &q, VIRTIO_IB_QPT_RC, A, B));
-	TRY(vrdma_get_dma_mr(q.a.pd, IB_ACCESS_LOCAL_WRITE, &dma));
+	TRY(vrdma_get_dma_mr(q.a.pd, VIRTIO_IB_ACCESS_LOCAL_WRITE, &dma));
 	fill(q.a.buf, 5000, 83);
 	memset(q.b.buf, 0xee, 5016);
 	MUST(post_recv1(e, &q.b, 84, q.b.buf, 8192));
@@ -1736,7 +1710,7 @@ static void t_malformed_wqe(struct env *e)
 	MUST(wait_wc(e, p.a.scq, "malformed send WQE", &wc[0]));
 	CHECK(wc[0].status == WC_LOC_QP_OP_ERR, "malformed send WQE: status %u, want %u",
 	      wc[0].status, WC_LOC_QP_OP_ERR);
-	MUST(expect_qp_state(e, p.a.qp, QPS_ERR, "after a malformed send WQE"));
+	MUST(expect_qp_state(e, p.a.qp, VIRTIO_IB_QPS_ERR, "after a malformed send WQE"));
 
 	/* RQ: a good WQE, then num_sge 2 with none there: flushed, then the error */
 	MUST(post_recv1(e, &p.b, 92, p.b.buf, 4096));
@@ -1752,7 +1726,7 @@ static void t_malformed_wqe(struct env *e)
 			      wc[i].status, WC_LOC_QP_OP_ERR);
 	}
 	CHECK(wc[0].wr_id == 92 || wc[1].wr_id == 92, "no completion for the good recv WQE");
-	MUST(expect_qp_state(e, p.b.qp, QPS_ERR, "after a malformed recv WQE"));
+	MUST(expect_qp_state(e, p.b.qp, VIRTIO_IB_QPS_ERR, "after a malformed recv WQE"));
 
 	/* shorter than a header */
 	MUST(pair_make(e, &p, VIRTIO_IB_QPT_UD, A, B));
@@ -1791,7 +1765,7 @@ static void reconnect(struct env *e, bool crash)
 	close_vm(e, A);
 
 	/* B is unaffected meanwhile */
-	MUST(expect_qp_state(e, p.b.qp, QPS_RTS, "B's QP while A is gone"));
+	MUST(expect_qp_state(e, p.b.qp, VIRTIO_IB_QPS_RTS, "B's QP while A is gone"));
 	MUST(xfer_send(e, &bb.a, &bb.b, BIG, false, 2));
 	MUST(xfer_write(e, &bb.b, &bb.a, 4096, 0, true, 3));
 
@@ -1802,9 +1776,9 @@ static void reconnect(struct env *e, bool crash)
 
 	/* B's old QP, reset and connected to A's new one */
 	{
-		struct virtio_rdma_qp_attr a = { .qp_state = QPS_RESET };
+		struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_IB_QPS_RESET };
 
-		TRY(vrdma_modify_qp(p.b.qp, &a, IB_QP_STATE));
+		TRY(vrdma_modify_qp(p.b.qp, &a, VIRTIO_IB_QP_STATE));
 	}
 	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(a2.qp), a2.gid, 0x500, 0x600));
 	TRY(qp_connect(a2.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 0x600, 0x500));
