@@ -126,6 +126,18 @@ start_daemon_b() {
 	return 1
 }
 
+# wait_listen NS PORT [SECONDS]: until a TCP server listens on PORT in NS
+# (default 5 s); 1 if none does by then.
+wait_listen() {
+	local n=$(( ${3:-5} * 20 ))
+	while [ "$n" -gt 0 ]; do
+		ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+
 # stop_daemon: SIGTERM, then sets RC (exit code) and MS (milliseconds to exit).
 # Not in a subshell: only this shell can wait for the daemon.
 stop_daemon() {

@@ -94,10 +94,7 @@ perf() {
 	ip netns exec "$NSA" timeout 120 chrt -i 0 "$VRDMA_PERF" "$test" -d "$TMP/a.sock" -x 0 \
 		-p "$PORT" "$@" > "$TMP/server.out" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do
-		ip netns exec "$NSA" ss -Hltn "sport = :$PORT" | grep -q . && break
-		sleep 0.05
-	done
+	wait_listen "$NSA" "$PORT" || true
 	ip netns exec "$NSB" timeout 120 chrt -i 0 "$VRDMA_PERF" "$test" -d "$TMP/b.sock" -x 0 -p "$PORT" "$@" \
 		10.230.0.1 > "$TMP/client.out" 2>&1 || { cat "$TMP/client.out" "$TMP/server.out" >&2; return 1; }
 	wait "$spid" || { cat "$TMP/server.out" >&2; return 1; }
@@ -127,7 +124,7 @@ DPID=$DPID_B stop_daemon
 # ---- (4) TCP ----
 ip netns exec "$NSA" iperf3 -s -1 -B 10.230.0.1 > /dev/null 2>&1 &
 DAEMON_PIDS+=("$!")
-for _ in $(seq 100); do ip netns exec "$NSA" ss -Hltn 'sport = :5201' | grep -q . && break; sleep 0.05; done
+wait_listen "$NSA" 5201 || true
 TCP_GBPS=$(ip netns exec "$NSB" iperf3 -c 10.230.0.1 -t "$SECS" -J |
 	jq -r '.end.sum_received.bits_per_second / 1e9 * 1000 | round / 1000')
 

@@ -48,16 +48,6 @@ ITERS_RE='^[0-9]+ iters in [0-9]+\.[0-9]{2} seconds = [0-9]+\.[0-9]{2} usec/iter
 PORT=18515
 pp() { ip netns exec "$NSA" timeout 60 "$VRDMA_PINGPONG" "$@"; }
 
-# wait_listen PORT: until the server listens (it prints its address first).
-wait_listen() {
-	local i
-	for i in $(seq 100); do
-		ip netns exec "$NSA" ss -Hltn "sport = :$1" | grep -q . && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # run_pair NAME "SERVER ARGS" "CLIENT ARGS" [HOST]: server on alpha, client
 # on beta; sets SRC and CRC (exit codes), outputs in $TMP/NAME.{srv,cli}.{out,err}.
 run_pair() {
@@ -66,7 +56,7 @@ run_pair() {
 	# shellcheck disable=SC2086
 	pp -d "$TMP/alpha.sock" -p "$PORT" $sargs > "$TMP/$name.srv.out" 2> "$TMP/$name.srv.err" &
 	spid=$!
-	wait_listen "$PORT" || true
+	wait_listen "$NSA" "$PORT" || true
 	CRC=0
 	# shellcheck disable=SC2086
 	pp -d "$TMP/beta.sock" -p "$PORT" $cargs "$host" > "$TMP/$name.cli.out" 2> "$TMP/$name.cli.err" || CRC=$?
@@ -193,7 +183,7 @@ peer_dies() {
 	pp -d "$TMP/alpha.sock" -p "$PORT" -T "$type" -n 100000000 --timeout 2 \
 		> "$TMP/die.$type.srv.out" 2> "$TMP/die.$type.srv.err" &
 	spid=$!
-	wait_listen "$PORT"
+	wait_listen "$NSA" "$PORT"
 	# no timeout(1) in between: $! is the client itself
 	ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p "$PORT" -T "$type" \
 		-n 100000000 127.0.0.1 > "$TMP/die.$type.cli.out" 2>&1 &
@@ -268,7 +258,7 @@ wire_server() {	# our server, the stand-in client
 	PORT=$((PORT + 1))
 	pp -d "$TMP/alpha.sock" -p "$PORT" -T "$1" --timeout 1 > "$TMP/ws$1.out" 2> "$TMP/ws$1.err" &
 	spid=$!
-	wait_listen "$PORT"
+	wait_listen "$NSA" "$PORT"
 	ip netns exec "$NSA" "$PY" "$TMP/peer.py" client "$PORT" > "$TMP/ws$1.wire" || return 1
 	wait "$spid" || rc=$?
 	[ "$rc" = 1 ] && wire_matches "ws$1" 00000000000000000000ffff0ace000b
@@ -278,7 +268,7 @@ wire_client() {	# our client, the stand-in server
 	PORT=$((PORT + 1))
 	ip netns exec "$NSA" "$PY" "$TMP/peer.py" server "$PORT" > "$TMP/wc$1.wire" &
 	ppid=$!
-	wait_listen "$PORT"
+	wait_listen "$NSA" "$PORT"
 	pp -d "$TMP/beta.sock" -p "$PORT" -T "$1" --timeout 1 127.0.0.1 > "$TMP/wc$1.out" 2> "$TMP/wc$1.err" || rc=$?
 	wait "$ppid" || return 1
 	sed -i 1d "$TMP/wc$1.wire"	# "listening"
@@ -295,7 +285,7 @@ daemon_dies() {
 	PORT=$((PORT + 1))
 	pp -d "$TMP/alpha.sock" -p "$PORT" -n 100000000 > "$TMP/dd.srv.out" 2> "$TMP/dd.srv.err" &
 	spid=$!
-	wait_listen "$PORT"
+	wait_listen "$NSA" "$PORT"
 	pp -d "$TMP/beta.sock" -p "$PORT" -e -n 100000000 127.0.0.1 > "$TMP/dd.cli.out" 2> "$TMP/dd.cli.err" &
 	cpid=$!
 	running "$TMP/dd.cli.out"

@@ -88,10 +88,7 @@ tool_pair() {
 	cli=("$@")
 	ip netns exec "$NSB" timeout 120 "${srv[@]}" -d "$TMP/beta.sock" -p "$port" > "$TMP/srv.out" 2>&1 &
 	spid=$!
-	for _ in $(seq 100); do
-		ip netns exec "$NSB" ss -Hltn "sport = :$port" | grep -q . && break
-		sleep 0.05
-	done
+	wait_listen "$NSB" "$port" || true
 	ip netns exec "$NSA" timeout 120 "${cli[@]}" -d "$TMP/alpha.sock" -p "$port" 10.206.0.2 \
 		> "$TMP/cli.out" 2>&1 || rc=$?
 	wait "$spid" || rc=$?

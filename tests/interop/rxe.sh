@@ -76,10 +76,7 @@ pair() {
 	else
 		host 100 "${srv[@]}" -p "$port" > "$TMP/server.out" 2>&1 &
 		hpid=$!
-		for _ in $(seq 100); do
-			ip netns exec "$NSA" ss -Hltn "sport = :$port" | grep -q . && break
-			sleep 0.1
-		done
+		wait_listen "$NSA" "$port" 10 || true
 		guest_run 90 "${cli[@]}" -p "$port" 10.207.0.1 > "$TMP/client.out" 2>&1 || rc=$?
 		wait "$hpid" || rc=$?
 	fi
