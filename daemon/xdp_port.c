@@ -5,6 +5,8 @@
  * xdp_port_close() undoes it in reverse and is safe on a half-open port.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <linux/ethtool.h>
 #include <linux/if_xdp.h>
 #include <linux/sockios.h>
@@ -110,7 +112,164 @@ close_fd:
 	return err;
 }
 
-/* Name what is on the interface, so the operator knows what to remove. */
+/*
+ * The state file: one line "IFINDEX PROG_ID MODE ATTACH CONTROL_SOCKET", e.g.
+ * "7 4242 native single /run/vrdmad/control.sock" (ATTACH: single or
+ * dispatcher; PROG_ID is our program's, the component's under a dispatcher).
+ * It lives beside the control socket, in the runtime directory, which
+ * survives a restart of the unit but not a reboot, as XDP programs do.
+ */
+struct xdp_state {
+	int ifindex;
+	uint32_t prog_id;
+	enum xdp_attach_mode mode;
+	bool dispatcher;
+	char control_socket[VRDMA_CONF_PATH_MAX + 1];
+};
+
+static int state_path(struct xdp_port *port, const char *control_socket)
+{
+	const char *slash = strrchr(control_socket, '/');
+	int dirlen = slash ? (int)(slash - control_socket) + 1 : 0;
+	int n;
+
+	n = snprintf(port->state_path, sizeof(port->state_path), "%.*sxdp-%s.state",
+		     dirlen, control_socket, port->ifname);
+	return n < (int)sizeof(port->state_path) ? 0 : -ENAMETOOLONG;
+}
+
+static int read_state(const char *path, struct xdp_state *st)
+{
+	char line[64 + VRDMA_CONF_PATH_MAX + 2], mode[8], attach[12];
+	size_t len;
+	FILE *f;
+	int n = -1;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	if (sscanf(line, "%d %" SCNu32 " %7s %11s %n", &st->ifindex, &st->prog_id, mode,
+		   attach, &n) != 4 || n < 0)
+		return -EINVAL;
+	len = strcspn(line + n, "\n");
+	if (!len || len >= sizeof(st->control_socket))
+		return -EINVAL;
+	memcpy(st->control_socket, line + n, len);
+	st->control_socket[len] = '\0';
+	if (!strcmp(mode, "native"))
+		st->mode = XDP_MODE_NATIVE;
+	else if (!strcmp(mode, "skb"))
+		st->mode = XDP_MODE_SKB;
+	else
+		return -EINVAL;
+	if (strcmp(attach, "single") && strcmp(attach, "dispatcher"))
+		return -EINVAL;
+	st->dispatcher = !strcmp(attach, "dispatcher");
+	return 0;
+}
+
+/* Replaced by rename, so a vrdmad killed while writing leaves the old record
+ * or the new one, never half a line. No fsync: the runtime directory is
+ * tmpfs, and what it must survive is our death, not the machine's. */
+static int write_state(const struct xdp_port *port, const char *control_socket)
+{
+	char tmp[sizeof(port->state_path) + 4];
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", port->state_path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%d %" PRIu32 " %s %s %s\n", port->ifindex, port->prog_id,
+		    xdp_port_mode_name(port), port->dispatcher ? "dispatcher" : "single",
+		    control_socket) < 0)
+		err = -errno;
+	if (close(fd) < 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, port->state_path) < 0)
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* Only while it still records our program: a second vrdmad on this interface
+ * (possible under a dispatcher) may have recorded its own since. */
+static void remove_state(const struct xdp_port *port)
+{
+	struct xdp_state st;
+
+	if (read_state(port->state_path, &st) == 0 && st.ifindex == port->ifindex &&
+	    st.prog_id == port->prog_id && unlink(port->state_path) < 0)
+		log_warn("cannot remove %s: %s", port->state_path, strerror(errno));
+}
+
+/*
+ * A vrdmad killed (SIGKILL, the watchdog, a crash) leaves its program on the
+ * interface: in single mode the next attach fails with EBUSY, under a
+ * dispatcher it would succeed and the dead program would stay in the chain.
+ * So before attaching, remove the program our state file records if it is
+ * still there: same interface, same control socket (we hold it, so the
+ * vrdmad that wrote the record is not running), the program on the interface
+ * (the component under a dispatcher) with exactly the recorded id, and named
+ * vrdma_xdp. The kernel hands out program ids cyclically from a 31-bit
+ * space, and the detach replaces exactly that program (libxdp passes its fd
+ * as the one to replace), so nothing else is removed. Failures only mean the
+ * attach finds the interface busy and says so.
+ */
+static void reclaim_leftover(const struct xdp_port *port, const struct vrdma_config *cfg)
+{
+	struct xdp_program *p = NULL;
+	struct xdp_multiprog *mp;
+	struct xdp_state st;
+	int err;
+
+	err = read_state(port->state_path, &st);
+	if (err) {
+		if (err != -ENOENT)
+			log_debug("ignoring %s: %s", port->state_path, strerror(-err));
+		return;
+	}
+	if (st.ifindex != port->ifindex || strcmp(st.control_socket, cfg->control_socket))
+		return;
+	mp = xdp_multiprog__get_from_ifindex(port->ifindex);
+	err = libxdp_get_error(mp);
+	if (err || !mp) {
+		if (err && err != -ENOENT)
+			log_warn("cannot tell whether the XDP program on %s is the one %s "
+				 "records: %s%s", port->ifname, port->state_path, strerror(-err),
+				 err == -EPERM ? " (vrdmad needs CAP_SYS_ADMIN)" : "");
+		return;
+	}
+	if (xdp_multiprog__attach_mode(mp) != st.mode ||
+	    xdp_multiprog__is_legacy(mp) == st.dispatcher)
+		goto close_mp;
+	if (!st.dispatcher)
+		p = xdp_multiprog__main_prog(mp);
+	else
+		while ((p = xdp_multiprog__next_prog(p, mp)) && xdp_program__id(p) != st.prog_id)
+			;
+	if (!p || xdp_program__id(p) != st.prog_id ||
+	    strcmp(xdp_program__name(p), VRDMA_XDP_PROG_NAME))
+		goto close_mp;
+	log_warn("removing the XDP program %s (id %" PRIu32 ") that a vrdmad which did not "
+		 "exit cleanly left on %s%s", VRDMA_XDP_PROG_NAME, st.prog_id, port->ifname,
+		 st.dispatcher ? " (libxdp dispatcher)" : "");
+	err = xdp_program__detach(p, port->ifindex, st.mode, 0);
+	if (err)
+		log_err("cannot remove XDP program %" PRIu32 " from %s: %s", st.prog_id,
+			port->ifname, strerror(-err));
+close_mp:
+	xdp_multiprog__close(mp);
+}
+
+/* Name what is on the interface, so the operator knows what to remove. Our
+ * own leftover has been removed already (reclaim_leftover): this is someone
+ * else's program, or a vrdmad's that left no record (killed before it wrote
+ * one, or with another control_socket directory). */
 static void explain_busy(const struct xdp_port *port)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(port->ifindex);
@@ -138,6 +297,7 @@ static int attach_prog(struct xdp_port *port, const struct vrdma_config *cfg)
 	unsigned int i, n = 0;
 	int err;
 
+	reclaim_leftover(port, cfg);
 	port->prog = xdp_program__create(&opts);
 	err = libxdp_get_error(port->prog);
 	if (err) {
@@ -195,6 +355,12 @@ static int attach_prog(struct xdp_port *port, const struct vrdma_config *cfg)
 		log_err("%s is not vrdmad's XDP program (maps missing)", cfg->xdp_object);
 		goto detach_prog;
 	}
+	/* Without the record a kill leaves the program for the operator to remove. */
+	err = write_state(port, cfg->control_socket);
+	if (err)
+		log_warn("cannot record the XDP program in %s: %s; if vrdmad is killed, "
+			 "the next start finds %s busy", port->state_path, strerror(-err),
+			 port->ifname);
 	return 0;
 
 detach_prog:
@@ -318,6 +484,20 @@ static void xsk_close(struct xsk_queue *q)
 	memset(q, 0, sizeof(*q));
 }
 
+/* The record goes with the program; it stays if the program does, so that the
+ * next start can still remove it. */
+static int detach_and_close(struct xdp_port *port)
+{
+	int err;
+
+	err = xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
+	if (!err)
+		remove_state(port);
+	xdp_program__close(port->prog);
+	port->prog = NULL;
+	return err;
+}
+
 int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 {
 	unsigned int i;
@@ -350,6 +530,12 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 	}
 	if (port->n_queues > VRDMA_XDP_MAX_QUEUES)
 		port->n_queues = VRDMA_XDP_MAX_QUEUES;
+	err = state_path(port, cfg->control_socket);
+	if (err) {
+		log_err("the path of the XDP state file beside %s is too long",
+			cfg->control_socket);
+		return err;
+	}
 
 	err = attach_prog(port, cfg);
 	if (err)
@@ -377,9 +563,7 @@ close_queues:
 	free(port->queues);
 	port->queues = NULL;
 detach_prog:
-	xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
-	xdp_program__close(port->prog);
-	port->prog = NULL;
+	detach_and_close(port);
 	return err;
 }
 
@@ -393,13 +577,11 @@ void xdp_port_close(struct xdp_port *port)
 	free(port->queues);
 	port->queues = NULL;
 	if (port->prog) {
-		err = xdp_program__detach(port->prog, port->ifindex, port->mode, 0);
+		err = detach_and_close(port);
 		if (err)
 			log_err("cannot detach the XDP program from %s: %s; remove it with "
 				"`ip link set dev %s xdp off`", port->ifname, strerror(-err),
 				port->ifname);
-		xdp_program__close(port->prog);
-		port->prog = NULL;
 	}
 }
 

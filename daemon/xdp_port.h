@@ -52,14 +52,20 @@ struct xdp_port {
 	enum xdp_attach_mode mode;	/* XDP_MODE_NATIVE or XDP_MODE_SKB */
 	bool dispatcher;		/* libxdp multi-program dispatcher in use */
 	bool multi_buffer;		/* XDP_USE_SG: MTU needs frames > 1 chunk */
-	uint32_t prog_id;
+	uint32_t prog_id;		/* ours: the component under a dispatcher */
+	/* What we attached, recorded so that a vrdmad started after this one
+	 * was killed can remove it: xdp-IFNAME.state beside the control socket. */
+	char state_path[VRDMA_CONF_PATH_MAX + IF_NAMESIZE + 16];
 	int gids_fd, xsks_fd, stats_fd;
 	struct xsk_queue *queues;
 	unsigned int n_queues;
 };
 
 /* Attach the program, create the sockets. On failure everything done is undone
- * and a message saying what to do has been logged. */
+ * and a message saying what to do has been logged. A program that the state
+ * file records as attached by a vrdmad with this control socket, which died
+ * without detaching it, is removed first (the caller holds the control socket,
+ * so that vrdmad is not running). */
 int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg);
 void xdp_port_close(struct xdp_port *port);
 

@@ -233,6 +233,55 @@ has_xdp() { ! no_xdp; }
 check "... and the foreign program is still attached" has_xdp
 ip -n "$NSA" link set dev "$IFA" xdpgeneric off
 
+# (f) A vrdmad killed with SIGKILL leaves its program attached; it recorded
+# the program in xdp-IFACE.state beside the control socket, and the next start
+# with that control socket removes exactly that program and attaches anew.
+STATE=$TMP/xdp-$IFA.state
+xdp_id() { ip -n "$NSA" -j link show "$IFA" | jq -r '.[0].xdp.prog.id // empty'; }
+state_id() { awk '{ print $2 }' "$STATE" 2> /dev/null; }
+kill_daemon() { kill -KILL "$DPID"; wait "$DPID" 2> /dev/null || true; }
+reclaimed() { grep -q "removing the XDP program vrdma_xdp (id $1) that a vrdmad which did not exit cleanly left on $IFA" "$DLOG"; }
+start_daemon "$CONF"
+id1=$(xdp_id)
+check "the state file records the attached program (id $id1)" \
+	test -n "$id1" -a "$(state_id)" = "$id1" -a "$(ctl status --json | jq .port.xdp_program_id)" = "$id1"
+kill_daemon
+check "SIGKILL: the program stays attached, and its record" test "$(xdp_id)-$(state_id)" = "$id1-$id1"
+CONF_CTL2=$(CONF_CTL=$TMP/ctl2.sock write_conf "" "$VMS" ctl2.conf)
+check "another control socket: refused, the record is not its own" \
+	fails_with "ip link set dev $IFA xdp off" -c "$CONF_CTL2"
+check "... and the killed vrdmad's program is still attached" test "$(xdp_id)" = "$id1"
+start_daemon "$CONF"
+id2=$(xdp_id)
+check "restart with the same config: warns that it removes program $id1" reclaimed "$id1"
+check "... and attaches its own, with a new id ($id2), recorded" \
+	test -n "$id2" -a "$id2" != "$id1" -a "$(state_id)" = "$id2"
+before=$(vm_rx alpha)
+roce_and_listen 10.201.0.1 20
+check "... and serves: 20 RoCE frames counted for vm alpha, kernel none" \
+	test "$(( $(vm_rx alpha) - before ))-$GOT" = "20-0"
+stop_daemon
+check "SIGTERM after the reclaim: exit 0, no program and no record left" \
+	test "$RC-$(no_xdp && echo clean)-$(test -e "$STATE" || echo gone)" = "0-clean-gone"
+check "... no sanitizer report" clean_log
+
+# A record that does not name what is attached: the program is someone else's
+# (here the same object, so the same name, attached by hand after the operator
+# removed the killed vrdmad's): refused, and left alone.
+start_daemon "$CONF"
+id1=$(xdp_id)
+kill_daemon
+ip -n "$NSA" link set dev "$IFA" xdp off
+ip -n "$NSA" link set dev "$IFA" xdpdrv obj "$BPF_OBJ" sec xdp.frags
+id3=$(xdp_id)
+check "a stale record, a foreign vrdma_xdp on $IFA: start refused" \
+	fails_with "ip link set dev $IFA xdp off" -c "$CONF"
+check "... the foreign program is still attached, nothing was removed" \
+	test "$(xdp_id)" = "$id3" -a -n "$id3" -a "$id3" != "$id1" -a "$(state_id)" = "$id1"
+no_reclaim() { ! grep -q 'removing the XDP program' "$TMP/fail.log"; }
+check "... and no reclaim was attempted" no_reclaim
+ip -n "$NSA" link set dev "$IFA" xdpdrv off
+
 # A failure after the program is attached must detach it again: veth has no
 # zero-copy AF_XDP, so zerocopy = on fails at the socket.
 CONF_ZC=$(write_conf "zerocopy = on" "$VMS" zc.conf)

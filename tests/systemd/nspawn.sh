@@ -282,6 +282,8 @@ check() {
 why() { echo "      $*" >&2; exit 1; }
 prop() { ct systemctl show -p "$1" --value vrdmad; }
 xdp_on() { ct ip link show dev "$IFC" | grep -q 'prog/xdp'; }
+xdp_id() { ct ip -d link show dev "$IFC" | sed -n 's/.*prog\/xdp id \([0-9]*\) .*/\1/p'; }
+STATE=/run/vrdmad/xdp-$IFC.state
 # wait_for SECONDS CMD...: until CMD succeeds.
 wait_for() {
 	local n=$(($1 * 10))
@@ -357,14 +359,15 @@ stopped() {
 	[ "$(ct systemctl is-active vrdmad)" = inactive ] ||
 		why "$(ct systemctl is-active vrdmad) after stop, not inactive"
 	! xdp_on || why "an XDP program is left on $IFC: $(ct ip link show dev "$IFC")"
+	! ct test -e "$STATE" || why "$STATE is left: $(ct cat "$STATE")"
 }
-check "stop: inactive, no XDP program left on $IFC" stopped
+check "stop: inactive, no XDP program and no xdp-$IFC.state left" stopped
 
 restarted_since() {
 	[ "$(prop NRestarts)" -gt "$1" ] && [ "$(ct systemctl is-active vrdmad)" = active ]
 }
 restarted_by_watchdog() {
-	local n0 pid t
+	local n0 pid t id0 id1
 	mkdir -p "$ROOT/etc/systemd/system/vrdmad.service.d"
 	printf '[Service]\nWatchdogSec=%s\n' "$WATCHDOG_SEC" > "$ROOT/etc/systemd/system/vrdmad.service.d/watchdog.conf"
 	ct systemctl daemon-reload
@@ -373,6 +376,13 @@ restarted_by_watchdog() {
 	n0=$(prop NRestarts)
 	pid=$(prop MainPID)
 	[ "${pid:-0}" -gt 1 ] || why "no main process ($pid)"
+	# No ExecStopPost= cleans up after a killed vrdmad: the next one does,
+	# from the record in /run/vrdmad.
+	[ -z "$(prop ExecStopPost)" ] || why "the unit has ExecStopPost=$(prop ExecStopPost)"
+	id0=$(xdp_id)
+	[ -n "$id0" ] || why "no XDP program on $IFC before the kill"
+	[ "$(ct cat "$STATE" 2>&1 | cut -d' ' -f2)" = "$id0" ] ||
+		why "$STATE does not record program $id0: $(ct cat "$STATE" 2>&1)"
 	ct kill -STOP "$pid"
 	t=$SECONDS
 	# systemd kills it after WatchdogSec, restarts it RestartSec (1 s) later.
@@ -381,13 +391,15 @@ restarted_by_watchdog() {
 	echo "      stopped pid $pid: restarted after $((SECONDS - t)) s as pid $(prop MainPID), NRestarts $n0 -> $(prop NRestarts)" >&2
 	[ "$(prop MainPID)" != "$pid" ] || why "same MainPID"
 	ct journalctl -u vrdmad -o cat | grep -q 'Watchdog timeout' || why "no 'Watchdog timeout' in the journal"
-	# ExecStopPost removed the program the killed vrdmad left, so it could start again.
-	ct journalctl -u vrdmad -o cat | grep -q 'was dumped by SIGABRT, removing its XDP program\|was killed by SIGABRT, removing its XDP program' ||
-		why "ExecStopPost did not remove the XDP program after the watchdog kill"
-	xdp_on || why "no XDP program on $IFC after the restart"
+	# The new vrdmad removed the program the killed one left, and attached its own.
+	journal_says "removing the XDP program vrdma_xdp (id $id0) that a vrdmad which did not exit cleanly left on $IFC" ||
+		why "the restarted vrdmad did not say it removed program $id0"
+	id1=$(xdp_id)
+	[ -n "$id1" ] && [ "$id1" != "$id0" ] || why "XDP program on $IFC after the restart: '$id1' (before: $id0)"
+	echo "      XDP program $id0 of the killed vrdmad removed at the restart, $id1 attached" >&2
 	ct vrdmactl status > /dev/null || why "vrdmactl status fails after the restart"
 }
-check "watchdog (WatchdogSec=${WATCHDOG_SEC}s): SIGSTOPped vrdmad killed and restarted" restarted_by_watchdog
+check "watchdog: killed, restarted; the new vrdmad removed the old XDP" restarted_by_watchdog
 
 # The score of the unit as loaded: 10 is fully exposed, 0 fully sandboxed.
 EXPOSURE=$(ct systemd-analyze security vrdmad.service 2>&1 |
