@@ -374,14 +374,17 @@ static int add_gid(struct parser *p, const char *item)
 	return 0;
 }
 
+/* A comma-separated list; the key may repeat, each adding to the list (a
+ * line holds only about four IPv6 addresses). */
 static int set_vm_gid(struct parser *p, const char *v)
 {
-	char buf[INI_MAX_LINE];
-	char *item, *next, *end;
-	int ret;
+	char *buf, *item, *next, *end;
+	int ret = 0;
 
-	/* v is part of a line, so it fits; copy because we cut it up */
-	snprintf(buf, sizeof(buf), "%s", v);
+	/* copied because we cut it up; add-vm values are not line-bounded */
+	buf = strdup(v);
+	if (!buf)
+		return perr_nomem(p);
 	for (item = buf; item; item = next) {
 		next = strchr(item, ',');
 		if (next)
@@ -393,9 +396,10 @@ static int set_vm_gid(struct parser *p, const char *v)
 			*--end = '\0';
 		ret = add_gid(p, item);
 		if (ret)
-			return ret;
+			break;
 	}
-	return 0;
+	free(buf);
+	return ret;
 }
 
 static int set_vm_mac(struct parser *p, const char *v)
@@ -715,17 +719,31 @@ static int conf_handler(void *user, const char *section, const char *key,
 		perr(p, p->line, "unknown key '%s' in %s", key, label);
 		return 0;
 	}
-	if (key_line[i]) {
+	if (key_line[i] && !(p->sec == SEC_VM && i == VM_KEY_GID)) {
 		perr(p, p->line, "duplicate key '%s' (first set on line %u)",
 		     key, key_line[i]);
 		return 0;
 	}
-	key_line[i] = p->line;
+	if (!key_line[i])
+		key_line[i] = p->line;
 	if (!*value) {
 		perr(p, p->line, "empty value for '%s'", key);
 		return 0;
 	}
 	return keys[i].set(p, value) == 0;
+}
+
+/* What a VM needs whole, whether from the file or from add-vm. */
+static int check_vm(struct parser *p, const struct vrdma_vm_config *vm)
+{
+	if (!vm->n_gids)
+		return perr(p, vm->line, "vm %s has no gid", vm->name);
+	/* vhost-user names a queue's eventfds with an 8-bit index. */
+	if (1 + vm->max_cq + 2 * vm->max_qp > VRDMA_CONF_MAX_VQS)
+		return perr(p, vm->line,
+			    "vm %s needs 1 + max_cq + 2 * max_qp = %u virtqueues; vhost-user addresses at most %d",
+			    vm->name, 1 + vm->max_cq + 2 * vm->max_qp, VRDMA_CONF_MAX_VQS);
+	return 0;
 }
 
 static int check_whole(struct parser *p)
@@ -738,13 +756,8 @@ static int check_whole(struct parser *p)
 	for (i = 0; i < cfg->n_vms; i++) {
 		const struct vrdma_vm_config *vm = &cfg->vms[i];
 
-		if (!vm->n_gids)
-			return perr(p, vm->line, "vm %s has no gid", vm->name);
-		/* vhost-user names a queue's eventfds with an 8-bit index. */
-		if (1 + vm->max_cq + 2 * vm->max_qp > VRDMA_CONF_MAX_VQS)
-			return perr(p, vm->line,
-				    "vm %s needs 1 + max_cq + 2 * max_qp = %u virtqueues; vhost-user addresses at most %d",
-				    vm->name, 1 + vm->max_cq + 2 * vm->max_qp, VRDMA_CONF_MAX_VQS);
+		if (check_vm(p, vm))
+			return p->rc;
 		if (!strcmp(vm->socket, cfg->control_socket))
 			return perr(p, vm->line,
 				    "vm %s uses the same socket as control_socket",
@@ -819,6 +832,59 @@ int vrdma_config_parse_string(struct vrdma_config *cfg, const char *name,
 			      const char *text, char *err, size_t errlen)
 {
 	return config_parse(cfg, name, text, strlen(text), err, errlen);
+}
+
+int vrdma_vm_config_from_keys(struct vrdma_vm_config *vc, const char *name,
+			      const char *const (*kv)[2], unsigned int n, char *err, size_t errlen)
+{
+	struct vrdma_config tmp;
+	struct parser p = { .cfg = &tmp, .name = "add-vm", .err = err, .errlen = errlen };
+	unsigned int i, k;
+
+	if (err && errlen)
+		err[0] = '\0';
+	config_defaults(&tmp, "add-vm");
+	if (add_vm(&p, name))
+		goto free_vms;
+	for (i = 0; i < n && !p.rc; i++) {
+		for (k = 0; k < ARRAY_SIZE(vm_keys); k++)
+			if (!strcmp(vm_keys[k].name, kv[i][0]))
+				break;
+		if (k == ARRAY_SIZE(vm_keys)) {
+			perr(&p, 0, "unknown key '%s' for a vm", kv[i][0]);
+			break;
+		}
+		if (p.vm_state[0].key_line[k] && k != VM_KEY_GID) {
+			perr(&p, 0, "'%s' given twice", kv[i][0]);
+			break;
+		}
+		p.vm_state[0].key_line[k] = 1;
+		if (!*kv[i][1])
+			perr(&p, 0, "empty value for '%s'", kv[i][0]);
+		else
+			vm_keys[k].set(&p, kv[i][1]);
+	}
+	if (!p.rc)
+		check_vm(&p, &tmp.vms[0]);
+	if (!p.rc && !strcmp(tmp.vms[0].socket, VRDMA_CONF_DEFAULT_CONTROL))
+		perr(&p, 0, "vm %s would use the control socket's path", name);
+	if (!p.rc)
+		*vc = tmp.vms[0];
+free_vms:
+	free(p.vm_state);
+	free(tmp.vms);
+	return p.rc;
+}
+
+bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_vm_config *b)
+{
+	return !strcmp(a->name, b->name) && !strcmp(a->socket, b->socket) &&
+	       a->n_gids == b->n_gids &&
+	       !memcmp(a->gids, b->gids, a->n_gids * sizeof(a->gids[0])) &&
+	       a->has_mac == b->has_mac && (!a->has_mac || !memcmp(a->mac, b->mac, 6)) &&
+	       a->max_cq == b->max_cq && a->max_qp == b->max_qp &&
+	       !strcmp(a->socket_owner, b->socket_owner) &&
+	       !strcmp(a->socket_group, b->socket_group) && a->socket_mode == b->socket_mode;
 }
 
 int vrdma_config_load(struct vrdma_config *cfg, const char *path,

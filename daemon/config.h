@@ -78,6 +78,13 @@ int vrdma_config_parse_string(struct vrdma_config *cfg, const char *name,
 			      const char *text, char *err, size_t errlen);
 void vrdma_config_free(struct vrdma_config *cfg);
 
+/* One VM from (key, value) pairs named as in a [vm NAME] section (vrdmactl
+ * add-vm), with the same checks; errors read "add-vm: what is wrong". */
+int vrdma_vm_config_from_keys(struct vrdma_vm_config *vc, const char *name,
+			      const char *const (*kv)[2], unsigned int n, char *err, size_t errlen);
+/* Same VM, same settings (the line it was found on does not count). */
+bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_vm_config *b);
+
 /* Helpers shared with vrdmactl and the control socket. */
 int vrdma_gid_parse(struct vrdma_gid *gid, const char *text);
 void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len); /* len >= INET6_ADDRSTRLEN */

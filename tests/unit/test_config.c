@@ -287,6 +287,83 @@ static void test_long_vm_name(void **state)
 	vrdma_config_free(&cfg);
 }
 
+/* vrdmactl add-vm: the keys of a [vm] section, the file's checks. */
+static void test_vm_from_keys(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *kv[4][2];
+		unsigned int n;
+		const char *want;	/* error, or NULL */
+	} cases[] = {
+		/* 1 */ { "web1", { { "gid", "10.9.0.1,fd00::9" }, { "socket", "/run/x/w.sock" },
+				 { "socket_mode", "0660" }, { "mac", "52:54:00:00:00:09" } }, 4, NULL },
+		/* 2 */ { "web1", { { "gid", "10.9.0.1" } }, 1, NULL },
+		/* 3 */ { "-bad", { { "gid", "10.9.0.1" } }, 1,
+			  "add-vm: vm name '-bad' is invalid (1 to 63 of A-Z a-z 0-9 _ . -, starting with a letter or digit)" },
+		/* 4 */ { "a", { { "gid", "10.9.0.300" } }, 1,
+			  "add-vm: gid '10.9.0.300' is not an IPv4 or IPv6 address" },
+		/* 5 */ { "a", { { "socket", "/run/a.sock" } }, 1, "add-vm: vm a has no gid" },
+		/* 6 */ { "a", { { "gid", "10.9.0.1" }, { "colour", "red" } }, 2,
+			  "add-vm: unknown key 'colour' for a vm" },
+		/* 7 */ { "a", { { "gid", "10.9.0.1" }, { "mac", "01:00:00:00:00:01" } }, 2,
+			  "add-vm: mac '01:00:00:00:00:01' must be a unicast address" },
+		/* 8 */ { "a", { { "gid", "10.9.0.1" }, { "socket_mode", "0066" } }, 2,
+			  "add-vm: socket_mode 0066 must let the owner read and write" },
+		/* 9 */ { "a", { { "gid", "10.9.0.1" }, { "socket", "relative.sock" } }, 2,
+			  "add-vm: socket must be an absolute path" },
+		/* 10 */ { "a", { { "gid", "10.9.0.1" }, { "mac", "52:54:00:00:00:01" },
+				  { "mac", "52:54:00:00:00:02" } }, 3, "add-vm: 'mac' given twice" },
+		/* 11 */ { "a", { { "gid", "10.9.0.1" }, { "gid", "10.9.0.1" } }, 2,
+			  "add-vm: gid '10.9.0.1' already belongs to vm a (line 1)" },
+		/* 12 */ { "a", { { "gid", "10.9.0.1" }, { "socket_owner", "" } }, 2,
+			  "add-vm: empty value for 'socket_owner'" },
+		/* 13 */ { "a", { { "gid", "10.9.0.1" }, { "socket", "/run/vrdmad/control.sock" } }, 2,
+			  "add-vm: vm a would use the control socket's path" },
+	};
+	struct vrdma_vm_config vc, vc2;
+	struct vrdma_config fcfg;
+	unsigned int i;
+	int ret;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ret = vrdma_vm_config_from_keys(&vc, cases[i].name, cases[i].kv, cases[i].n, err,
+						sizeof(err));
+		if (!cases[i].want) {
+			if (ret)
+				print_message("case %u: %s\n", i + 1, err);
+			assert_int_equal(ret, 0);
+			continue;
+		}
+		if (ret != -EINVAL || strcmp(err, cases[i].want))
+			print_message("case %u: ret %d\n  got:  %s\n  want: %s\n", i + 1, ret, err,
+				      cases[i].want);
+		assert_int_equal(ret, -EINVAL);
+		assert_string_equal(err, cases[i].want);
+	}
+	assert_int_equal(vrdma_vm_config_from_keys(&vc, "web1", cases[0].kv, 4, err, sizeof(err)), 0);
+	assert_int_equal(vc.n_gids, 2);
+	assert_string_equal(vc.socket, "/run/x/w.sock");
+	assert_int_equal(vc.socket_mode, 0660);
+	assert_true(vc.has_mac);
+	assert_int_equal(vc.max_cq, VRDMA_CONF_DEFAULT_QUEUES);
+	/* same as the file would give */
+	parse_ok(&fcfg, "[port]\ninterface = eth0\n\n[vm web1]\nsocket = /run/x/w.sock\n"
+		 "gid = 10.9.0.1\ngid = fd00::9\nmac = 52:54:00:00:00:09\nsocket_mode = 0660\n");
+	assert_true(vrdma_vm_config_equal(&vc, &fcfg.vms[0]));
+	vrdma_config_free(&fcfg);
+	/* the default socket path, and a difference that counts */
+	assert_int_equal(vrdma_vm_config_from_keys(&vc2, "web1", cases[1].kv, 1, err, sizeof(err)), 0);
+	assert_string_equal(vc2.socket, "/run/vrdmad/web1.sock");
+	assert_false(vrdma_vm_config_equal(&vc, &vc2));
+	vc2 = vc;
+	vc2.line = 99;
+	assert_true(vrdma_vm_config_equal(&vc, &vc2));
+	vc2.socket_mode = 0600;
+	assert_false(vrdma_vm_config_equal(&vc, &vc2));
+}
+
 static void test_limits_ok(void **state)
 {
 	struct vrdma_config cfg;
@@ -319,6 +396,20 @@ static void test_limits_ok(void **state)
 		 "10.0.0.7,10.0.0.8,10.0.0.9,10.0.0.10,10.0.0.11,10.0.0.12,"
 		 "10.0.0.13,10.0.0.14,10.0.0.15,10.0.0.16\n");
 	assert_int_equal(cfg.vms[0].n_gids, VRDMA_CONF_MAX_GIDS);
+	vrdma_config_free(&cfg);
+
+	/* 16 full IPv6 GIDs do not fit on one line: gid may repeat. */
+	parse_ok(&cfg, "[port]\ninterface = eth0\n[vm a]\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:0001, fd00:1111:2222:3333:4444:5555:6666:0002\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:0003, fd00:1111:2222:3333:4444:5555:6666:0004\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:0005, fd00:1111:2222:3333:4444:5555:6666:0006\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:0007, fd00:1111:2222:3333:4444:5555:6666:0008\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:0009, fd00:1111:2222:3333:4444:5555:6666:000a\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:000b, fd00:1111:2222:3333:4444:5555:6666:000c\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:000d, fd00:1111:2222:3333:4444:5555:6666:000e\n"
+		 "gid = fd00:1111:2222:3333:4444:5555:6666:000f, fd00:1111:2222:3333:4444:5555:6666:0010\n");
+	assert_int_equal(cfg.vms[0].n_gids, VRDMA_CONF_MAX_GIDS);
+	assert_gid(&cfg.vms[0].gids[15], "fd00:1111:2222:3333:4444:5555:6666:10");
 	vrdma_config_free(&cfg);
 
 	parse_ok(&cfg, "[daemon]\nworkers = 64\n[port]\ninterface = "
@@ -385,8 +476,10 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:6: duplicate key 'workers' (first set on line 2)" },
 	{ PORT "interface = eth1\n",
 	  "t.conf:3: duplicate key 'interface' (first set on line 2)" },
-	{ PORT "[vm a]\ngid = 10.0.0.1\ngid = 10.0.0.2\n",
-	  "t.conf:5: duplicate key 'gid' (first set on line 4)" },
+	{ PORT "[vm a]\ngid = 10.0.0.1\nmac = 52:54:00:00:00:01\nmac = 52:54:00:00:00:02\n",
+	  "t.conf:6: duplicate key 'mac' (first set on line 5)" },
+	{ PORT "[vm a]\ngid = 10.0.0.1\ngid = 10.0.0.2, 10.0.0.1\n",
+	  "t.conf:5: gid '10.0.0.1' already belongs to vm a (line 4)" },
 	{ "[daemon]\nworkers =\n", "t.conf:2: empty value for 'workers'" },
 	{ "[daemon]\nworkers = # nothing\n", "t.conf:2: empty value for 'workers'" },
 	{ PORT "[vm a]\ngid = ; nothing\n", "t.conf:4: empty value for 'gid'" },
@@ -790,6 +883,7 @@ int main(void)
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_example_uncommented),
+		cmocka_unit_test(test_vm_from_keys),
 		cmocka_unit_test(test_gid_helpers),
 		cmocka_unit_test(test_mac_parse),
 		cmocka_unit_test(test_names),
