@@ -5,6 +5,7 @@
  * never the loop. Mode 0600: only root may talk to the daemon.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "capture.h"
 #include "log.h"
+#include "vm_admin.h"
 #include "vrdma_control.h"
 
 #define CONTROL_MAX_CONNS	16
@@ -29,7 +32,16 @@ struct control_conn {
 	char *buf;		/* request, then response */
 	size_t len, off;
 	bool answering;
+	/* capture: after the answer, a pcap stream until want frames (0: until
+	 * the client goes) */
+	bool capturing;
+	uint64_t want, got;
+	uint8_t *out;
+	size_t out_len, out_off;
 };
+
+#define CAPTURE_OUT_BYTES (512u << 10)
+#define CAPTURE_TICK_USEC 10000ull	/* drain the rings every 10 ms */
 
 struct control_server {
 	struct vrdmad *d;
@@ -38,6 +50,7 @@ struct control_server {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct control_conn *conns;
 	unsigned int n_conns;
+	struct control_conn *capture;	/* the one capture running, or NULL */
 };
 
 static void conn_free(struct control_conn *c)
@@ -50,6 +63,13 @@ static void conn_free(struct control_conn *c)
 			break;
 		}
 	c->srv->n_conns--;
+	if (c->srv->capture == c) {
+		capture_stop(c->srv->d->workers, c->srv->d->n_workers);
+		c->srv->capture = NULL;
+		log_info("capture: ended, %" PRIu64 " frame(s) sent, %" PRIu64 " lost",
+			 c->got, capture_lost(c->srv->d->workers, c->srv->d->n_workers));
+	}
+	free(c->out);
 	sd_event_source_disable_unref(c->io);
 	sd_event_source_disable_unref(c->timer);
 	close(c->fd);
@@ -71,6 +91,7 @@ static json_object *status_json(struct vrdmad *d)
 {
 	json_object *o = json_object_new_object(), *port, *arr, *w, *vm, *gids, *qs;
 	const struct xdp_port *p = &d->port;
+	const struct vm *v;
 	char buf[INET6_ADDRSTRLEN + 1];
 	unsigned int i, j;
 
@@ -111,12 +132,18 @@ static json_object *status_json(struct vrdmad *d)
 	json_object_object_add(o, "workers", arr);
 
 	arr = json_object_new_array();
-	for (i = 0; i < d->vms.n_vms; i++) {
-		const struct vrdma_vm_config *vc = &d->vms.vms[i].cfg;
+	vm_table_for_each(&d->vms, v) {
+		const struct vrdma_vm_config *vc = &v->cfg;
 
 		vm = json_object_new_object();
 		json_object_object_add(vm, "name", json_object_new_string(vc->name));
+		json_object_object_add(vm, "origin",
+				       json_object_new_string(v->runtime ? "runtime" : "config"));
 		json_object_object_add(vm, "socket", json_object_new_string(vc->socket));
+		json_object_object_add(vm, "owner", json_object_new_string(vc->socket_owner));
+		json_object_object_add(vm, "group", json_object_new_string(vc->socket_group));
+		snprintf(buf, sizeof(buf), "%04o", vc->socket_mode);
+		json_object_object_add(vm, "mode", json_object_new_string(buf));
 		format_mac(buf, sizeof(buf), vc->has_mac ? vc->mac : p->mac);
 		json_object_object_add(vm, "mac", json_object_new_string(buf));
 		gids = json_object_new_array();
@@ -125,6 +152,8 @@ static json_object *status_json(struct vrdmad *d)
 			json_object_array_add(gids, json_object_new_string(buf));
 		}
 		json_object_object_add(vm, "gids", gids);
+		json_object_object_add(vm, "max_cq", json_object_new_int(vc->max_cq));
+		json_object_object_add(vm, "max_qp", json_object_new_int(vc->max_qp));
 		json_object_array_add(arr, vm);
 	}
 	json_object_object_add(o, "vms", arr);
@@ -166,6 +195,7 @@ static json_object *stats_json(struct vrdmad *d)
 	uint64_t xs[VRDMA_XDP_STAT_MAX], sum[PORT_DROP_MAX] = {}, fr = 0, by = 0, bu = 0;
 	uint64_t tf = 0, tb = 0, lo = 0, ho = 0;
 	struct xsk_kernel_stats ks;
+	const struct vm *v;
 	unsigned int i, k;
 
 	x = json_object_new_object();
@@ -201,6 +231,7 @@ static json_object *stats_json(struct vrdmad *d)
 	json_object_object_add(port, "tx_bytes", json_u64(tb));
 	json_object_object_add(port, "loopback_frames", json_u64(lo));
 	json_object_object_add(port, "handed_over", json_u64(ho));
+	json_object_object_add(port, "capture_lost", json_u64(capture_lost(d->workers, d->n_workers)));
 	drops = json_object_new_object();
 	for (k = 0; k < PORT_DROP_MAX; k++)
 		json_object_object_add(drops, port_drop_name(k), json_u64(sum[k]));
@@ -219,31 +250,131 @@ static json_object *stats_json(struct vrdmad *d)
 	json_object_object_add(o, "workers", arr);
 
 	arr = json_object_new_array();
-	for (i = 0; i < d->vms.n_vms; i++) {
+	vm_table_for_each(&d->vms, v) {
 		uint64_t vf = 0, vb = 0;
 
 		for (k = 0; k < d->n_workers; k++) {
-			vf += stat_read(&d->workers[k].stats.vm_rx_frames[i]);
-			vb += stat_read(&d->workers[k].stats.vm_rx_bytes[i]);
+			vf += stat_read(&d->workers[k].stats.vm_rx_frames[v->id]);
+			vb += stat_read(&d->workers[k].stats.vm_rx_bytes[v->id]);
 		}
 		e = json_object_new_object();
-		json_object_object_add(e, "name", json_object_new_string(d->vms.vms[i].cfg.name));
+		json_object_object_add(e, "name", json_object_new_string(v->cfg.name));
 		json_object_object_add(e, "rx_frames", json_u64(vf));
 		json_object_object_add(e, "rx_bytes", json_u64(vb));
-		if (d->vdevs)
-			json_object_object_add(e, "device", device_json(&d->vdevs[i]));
+		if (d->vdev_ptrs[v->id])
+			json_object_object_add(e, "device", device_json(d->vdev_ptrs[v->id]));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "vms", arr);
 	return o;
 }
 
+static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		      size_t errlen)
+{
+	(void)req;
+	(void)err;
+	(void)errlen;
+	*data = status_json(d);
+	return 0;
+}
+
+static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		     size_t errlen)
+{
+	(void)req;
+	(void)err;
+	(void)errlen;
+	*data = stats_json(d);
+	return 0;
+}
+
+/* A string member of req, or NULL with err set. */
+static const char *req_string(json_object *req, const char *key, char *err, size_t errlen)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(req, key, &v) || !json_object_is_type(v, json_type_string)) {
+		snprintf(err, errlen, "request needs a \"%s\" string", key);
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+#define ADD_VM_MAX_KEYS 16
+
+/* {"command": "add-vm", "name": N, "vm": {KEY: "VALUE", ...}} with the keys
+ * of a [vm NAME] section; checked as the file is, then against the VMs
+ * served. Nothing changes unless it all succeeds. */
+static int cmd_add_vm(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		      size_t errlen)
+{
+	const char *kv[ADD_VM_MAX_KEYS][2];
+	struct vrdma_vm_config vc;
+	const char *name;
+	json_object *keys;
+	unsigned int n = 0;
+	int ret;
+
+	name = req_string(req, "name", err, errlen);
+	if (!name)
+		return -EINVAL;
+	if (!json_object_object_get_ex(req, "vm", &keys) ||
+	    !json_object_is_type(keys, json_type_object)) {
+		snprintf(err, errlen, "request needs a \"vm\" object of settings");
+		return -EINVAL;
+	}
+	json_object_object_foreach(keys, key, val) {
+		if (!json_object_is_type(val, json_type_string)) {
+			snprintf(err, errlen, "setting \"%.32s\" must be a string", key);
+			return -EINVAL;
+		}
+		if (n == ADD_VM_MAX_KEYS) {
+			snprintf(err, errlen, "too many settings");
+			return -EINVAL;
+		}
+		kv[n][0] = key;
+		kv[n++][1] = json_object_get_string(val);
+	}
+	ret = vrdma_vm_config_from_keys(&vc, name, kv, n, err, errlen);
+	if (ret)
+		return ret;
+	ret = vm_admin_add(d, &vc, true, err, errlen);
+	if (ret)
+		return ret;
+	*data = json_object_new_object();
+	json_object_object_add(*data, "name", json_object_new_string(vc.name));
+	json_object_object_add(*data, "socket", json_object_new_string(vc.socket));
+	return 0;
+}
+
+static int cmd_del_vm(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		      size_t errlen)
+{
+	const char *name = req_string(req, "name", err, errlen);
+	struct vm *vm;
+
+	if (!name)
+		return -EINVAL;
+	vm = vm_table_find_name(&d->vms, name);
+	if (!vm) {
+		snprintf(err, errlen, "no VM named '%.64s'", name);
+		return -ENOENT;
+	}
+	vm_admin_remove(d, vm, "vrdmactl del-vm");
+	*data = json_object_new_object();
+	return 0;
+}
+
 static const struct control_command {
 	const char *name;
-	json_object *(*fn)(struct vrdmad *d);
+	int (*fn)(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		  size_t errlen);
 } commands[] = {
-	{ "status", status_json },
-	{ "stats", stats_json },
+	{ "status", cmd_status },
+	{ "stats", cmd_stats },
+	{ "add-vm", cmd_add_vm },
+	{ "del-vm", cmd_del_vm },
 };
 
 static json_object *answer_error(json_object *ans, const char *error)
@@ -253,13 +384,47 @@ static json_object *answer_error(json_object *ans, const char *error)
 	return ans;
 }
 
-/* Answer one request line; always produces an answer object. */
-static json_object *handle_request(struct vrdmad *d, const char *line)
+/* {"command": "capture", "count": N}: answered like any request, then the
+ * connection carries a pcap stream (capture_stream). One at a time. */
+static int capture_request(struct control_conn *c, json_object *req, char *err, size_t errlen)
 {
-	json_object *req, *cmd, *ans = json_object_new_object();
+	struct control_server *srv = c->srv;
+	json_object *v;
+	int64_t count = 0;
+
+	if (json_object_object_get_ex(req, "count", &v)) {
+		if (!json_object_is_type(v, json_type_int) || (count = json_object_get_int64(v)) < 0) {
+			snprintf(err, errlen, "\"count\" must be a number of frames, 0 or more");
+			return -EINVAL;
+		}
+	}
+	if (srv->capture) {
+		snprintf(err, errlen, "a capture is running already (one at a time)");
+		return -EBUSY;
+	}
+	if (!srv->d->workers) {
+		snprintf(err, errlen, "vrdmad is not running its data plane yet");
+		return -EAGAIN;
+	}
+	c->out = malloc(CAPTURE_OUT_BYTES);
+	if (!c->out) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->capturing = true;
+	c->want = (uint64_t)count;
+	srv->capture = c;
+	return 0;
+}
+
+/* Answer one request line; always produces an answer object. */
+static json_object *handle_request(struct control_conn *c, const char *line)
+{
+	struct vrdmad *d = c->srv->d;
+	json_object *req, *cmd, *data = NULL, *ans = json_object_new_object();
 	enum json_tokener_error jerr;
 	const char *name;
-	char msg[256];
+	char msg[VRDMA_CONF_ERR_MAX];
 	size_t i;
 
 	json_object_object_add(ans, "protocol", json_object_new_int(VRDMA_CONTROL_PROTOCOL));
@@ -275,16 +440,35 @@ static json_object *handle_request(struct vrdmad *d, const char *line)
 		goto put_req;
 	}
 	name = json_object_get_string(cmd);
+	if (!strcmp(name, "capture")) {
+		msg[0] = '\0';
+		if (capture_request(c, req, msg, sizeof(msg))) {
+			answer_error(ans, msg);
+			goto put_req;
+		}
+		data = json_object_new_object();
+		json_object_object_add(data, "format", json_object_new_string("pcap"));
+		json_object_object_add(data, "count", json_object_new_uint64(c->want));
+		json_object_object_add(ans, "ok", json_object_new_boolean(1));
+		json_object_object_add(ans, "data", data);
+		goto put_req;
+	}
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
 			break;
 	if (i == sizeof(commands) / sizeof(commands[0])) {
-		snprintf(msg, sizeof(msg), "unknown command '%.64s' (known: status, stats)", name);
+		snprintf(msg, sizeof(msg),
+			 "unknown command '%.64s' (known: status, stats, add-vm, del-vm, capture)", name);
 		answer_error(ans, msg);
 		goto put_req;
 	}
+	msg[0] = '\0';
+	if (commands[i].fn(d, req, &data, msg, sizeof(msg))) {
+		answer_error(ans, msg[0] ? msg : "failed");
+		goto put_req;
+	}
 	json_object_object_add(ans, "ok", json_object_new_boolean(1));
-	json_object_object_add(ans, "data", commands[i].fn(d));
+	json_object_object_add(ans, "data", data);
 put_req:
 	json_object_put(req);
 	return ans;
@@ -312,6 +496,74 @@ static int conn_send(struct control_conn *c, json_object *ans)
 	return sd_event_source_set_io_events(c->io, EPOLLOUT);
 }
 
+/* Send what is pending, then move more frames from the rings; the client
+ * reading slowly makes the rings fill and the workers count lost copies. */
+static void capture_pump(struct control_conn *c)
+{
+	struct vrdmad *d = c->srv->d;
+	ssize_t n;
+
+	for (;;) {
+		if (c->out_off == c->out_len) {
+			c->out_off = c->out_len = 0;
+			if (c->want && c->got == c->want) {
+				conn_free(c);	/* the count is reached: the stream ends */
+				return;
+			}
+			c->out_len = capture_drain(d->workers, d->n_workers, c->out,
+						   CAPTURE_OUT_BYTES, c->want, &c->got);
+			if (!c->out_len)
+				break;
+		}
+		n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_free(c);	/* the client went away */
+			return;
+		}
+		c->out_off += (size_t)n;
+	}
+	sd_event_source_set_io_events(c->io, EPOLLIN | (c->out_off < c->out_len ? EPOLLOUT : 0));
+}
+
+static int on_capture_tick(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct control_conn *c = userdata;
+
+	if (sd_event_source_set_time(s, usec + CAPTURE_TICK_USEC) < 0 ||
+	    sd_event_source_set_enabled(s, SD_EVENT_ON) < 0) {
+		conn_free(c);
+		return 0;
+	}
+	capture_pump(c);
+	return 0;
+}
+
+/* The answer is out: the pcap header goes first, then the frames. */
+static void capture_begin(struct control_conn *c)
+{
+	struct control_server *srv = c->srv;
+	uint64_t now;
+
+	capture_pcap_header(c->out, WORKER_MAX_FRAME);
+	c->out_len = CAPTURE_PCAP_HEADER;
+	c->answering = false;
+	/* A capture lasts as long as the client wants: no request timeout. */
+	sd_event_now(srv->d->event, CLOCK_MONOTONIC, &now);
+	c->timer = sd_event_source_disable_unref(c->timer);
+	if (sd_event_add_time(srv->d->event, &c->timer, CLOCK_MONOTONIC, now, 0,
+			      on_capture_tick, c) < 0) {
+		conn_free(c);
+		return;
+	}
+	capture_start(srv->d->workers, srv->d->n_workers);
+	log_info("capture: started%s", c->want ? "" : " (until vrdmactl stops)");
+	capture_pump(c);
+}
+
 static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control_conn *c = userdata;
@@ -319,11 +571,27 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 	char *nl;
 
 	(void)s;
+	if (c->capturing && !c->answering) {
+		char junk[64];
+
+		/* The client says nothing more: readable means it left. */
+		if ((revents & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+		    ((n = read(fd, junk, sizeof(junk))) == 0 ||
+		     (n < 0 && errno != EAGAIN && errno != EINTR))) {
+			conn_free(c);
+			return 0;
+		}
+		if (revents & EPOLLOUT)
+			capture_pump(c);
+		return 0;
+	}
 	if (c->answering) {
 		n = write(fd, c->buf + c->off, c->len - c->off);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
-		if (n <= 0 || (c->off += n) == c->len)
+		if (n > 0 && (c->off += n) == c->len && c->capturing)
+			capture_begin(c);
+		else if (n <= 0 || c->off == c->len)
 			conn_free(c);	/* done, or the client went away */
 		return 0;
 	}
@@ -354,7 +622,7 @@ static int on_conn_io(sd_event_source *s, int fd, uint32_t revents, void *userda
 			conn_free(c);
 		return 0;
 	}
-	if (conn_send(c, handle_request(c->srv->d, c->buf)) < 0)
+	if (conn_send(c, handle_request(c, c->buf)) < 0)
 		conn_free(c);
 	return 0;
 }

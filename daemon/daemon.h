@@ -24,9 +24,9 @@ struct vrdmad {
 	struct worker *workers;
 	unsigned int n_workers;
 	struct control_server *control;
-	struct vdev *vdevs;		/* [vm id] */
-	struct vdev **vdev_ptrs;	/* [vm id], what the workers index */
-	struct vm_conn *conns;		/* [vm id]: listening socket and connection */
+	struct vdev **vdev_ptrs;	/* [VM_TABLE_SLOTS]: each VM's device, NULL
+					 * for a free slot; what the workers index */
+	struct vm_conn *conns;		/* [VM_TABLE_SLOTS]: socket and connection */
 	int broken_fd;			/* eventfd: a worker marked a device broken */
 	sd_event_source *broken_src;
 	sd_event *event;

@@ -14,6 +14,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "vm_admin.h"
 #include "vm_server.h"
 
 static void usage(FILE *f)
@@ -65,96 +66,101 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
-/* SIGHUP (systemctl reload): check the file again and say what a restart
- * would change. Adding and removing VMs at run time is not there yet; until
- * then a reload must neither kill the daemon (SIGHUP's default) nor apply
- * half a configuration. */
+static void notify_serving(struct vrdmad *d, const char *extra)
+{
+	sd_notifyf(0, "%sSTATUS=serving %u VM(s) on %s (XDP %s, AF_XDP %s, %u queue(s), %u worker(s))",
+		   extra, d->vms.n_vms, d->port.ifname, xdp_port_mode_name(&d->port),
+		   xdp_port_zerocopy(&d->port) ? "zero-copy" : "copy", d->port.n_queues,
+		   d->n_workers);
+}
+
+/* Settings outside [vm] sections that only a restart applies. */
+static void warn_restart_needed(const struct vrdma_config *cur, const struct vrdma_config *next)
+{
+	const char *what = NULL;
+
+	if (cur->workers != next->workers)
+		what = "[daemon] workers";
+	else if (strcmp(cur->control_socket, next->control_socket))
+		what = "[daemon] control_socket";
+	else if (cur->idle_spin_us != next->idle_spin_us)
+		what = "[daemon] idle_spin_us";
+	else if (strcmp(cur->interface, next->interface))
+		what = "[port] interface";
+	else if (cur->xdp_mode != next->xdp_mode)
+		what = "[port] xdp_mode";
+	else if (cur->zerocopy != next->zerocopy)
+		what = "[port] zerocopy";
+	else if (cur->queues != next->queues)
+		what = "[port] queues";
+	else if (strcmp(cur->xdp_object, next->xdp_object))
+		what = "[port] xdp_object";
+	if (what)
+		log_warn("reload: %s changed: only a restart applies it (systemctl restart vrdmad)",
+			 what);
+}
+
+/* SIGHUP (systemctl reload): read the file again and serve its VMs, leaving
+ * alone those that did not change and those vrdmactl added. A file that does
+ * not parse changes nothing. */
 static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct vrdmad *d = userdata;
+	struct vm_reload_result r;
 	struct vrdma_config next;
-	char errbuf[512];
+	char errbuf[VRDMA_CONF_ERR_MAX];
 
 	(void)s;
 	(void)si;
 	sd_notify(0, "RELOADING=1");
 	if (vrdma_config_load(&next, d->cfg.path, errbuf, sizeof(errbuf))) {
-		log_err("reload: %s; the running configuration stays", errbuf);
-	} else {
-		log_warn("reload: %s is valid (%u VM(s)), but vrdmad cannot apply a "
-			 "configuration at run time yet: restart it to use the file "
-			 "(systemctl restart vrdmad)", d->cfg.path, next.n_vms);
-		vrdma_config_free(&next);
+		log_err("reload: %s; nothing changed", errbuf);
+		notify_serving(d, "READY=1\n");
+		return 0;
 	}
-	sd_notify(0, "READY=1");
+	warn_restart_needed(&d->cfg, &next);
+	if (next.log_level != d->cfg.log_level)
+		log_set_level(next.log_level);
+	d->cfg.log_level = next.log_level;
+	vm_admin_reload(d, &next, &r);
+	log_info("reload: %s: %u VM(s) added, %u removed, %u re-created, %u unchanged, %u failed",
+		 d->cfg.path, r.added, r.removed, r.changed, r.kept, r.failed);
+	vrdma_config_free(&next);
+	notify_serving(d, "READY=1\n");
 	return 0;
 }
 
-static int serve_gids(struct vrdmad *d)
+/* The file's VMs, each as vrdmactl add-vm would add it; at start one that
+ * cannot be served stops the daemon, so a typo is not missed. */
+static int add_config_vms(struct vrdmad *d)
 {
-	char buf[INET6_ADDRSTRLEN];
+	char err[512];
 	unsigned int i;
-	int err;
+	int ret;
 
-	for (i = 0; i < d->vms.n_gids; i++) {
-		err = xdp_port_serve_gid(&d->port, &d->vms.gids[i].gid, d->vms.gids[i].vm_id);
-		if (err) {
-			vrdma_gid_format(&d->vms.gids[i].gid, buf, sizeof(buf));
-			log_err("cannot add GID %s to the XDP map: %s", buf, strerror(-err));
-			return err;
+	for (i = 0; i < d->cfg.n_vms; i++) {
+		ret = vm_admin_add(d, &d->cfg.vms[i], false, err, sizeof(err));
+		if (ret) {
+			log_err("vm %s: %s", d->cfg.vms[i].name, err);
+			return ret;
 		}
 	}
 	return 0;
 }
 
-/* One device per VM, owned by its worker. */
-static int devices_create(struct vrdmad *d)
+static void remove_vms(struct vrdmad *d)
 {
-	struct vdev_port port = { .mtu = d->port.mtu };
-	unsigned int i, n = d->vms.n_vms;
-	int err;
+	struct vm *vm;
 
-	memcpy(port.mac, d->port.mac, sizeof(port.mac));
-	d->vdevs = calloc(n ? n : 1, sizeof(*d->vdevs));
-	d->vdev_ptrs = calloc(n ? n : 1, sizeof(*d->vdev_ptrs));
-	if (!d->vdevs || !d->vdev_ptrs)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		struct worker *w = worker_of_vm(d->workers, d->n_workers, i);
-		struct vdev_host host;
-		struct vdev_sync sync;
-
-		worker_vdev_hooks(w, &host, &sync);
-		err = vdev_init(&d->vdevs[i], &d->vms.vms[i].cfg, i, &port, &host, &sync);
-		if (err) {
-			log_err("vm %s: cannot create its device: %s", d->vms.vms[i].cfg.name,
-				strerror(-err));
-			return err;
-		}
-		d->vdev_ptrs[i] = &d->vdevs[i];
-	}
-	for (i = 0; i < d->n_workers; i++)
-		d->workers[i].vdevs = d->vdev_ptrs;
-	return 0;
-}
-
-static void devices_free(struct vrdmad *d)
-{
-	unsigned int i;
-
-	for (i = 0; d->vdev_ptrs && i < d->vms.n_vms; i++)
-		if (d->vdev_ptrs[i])
-			vdev_free(d->vdev_ptrs[i]);
-	free(d->vdevs);
-	free(d->vdev_ptrs);
-	d->vdevs = NULL;
-	d->vdev_ptrs = NULL;
+	vm_table_for_each(&d->vms, vm)
+		vm_admin_remove(d, vm, "vrdmad is stopping");
 }
 
 static int run(struct vrdmad *d)
 {
 	sigset_t mask;
 	uint64_t now;
+	unsigned int i;
 	int err;
 
 	/* Block before any thread exists, so only the event loop sees them. */
@@ -173,19 +179,21 @@ static int run(struct vrdmad *d)
 	    (err = sd_event_add_signal(d->event, NULL, SIGINT, on_exit_signal, d)) < 0 ||
 	    (err = sd_event_add_signal(d->event, NULL, SIGHUP, on_reload_signal, d)) < 0)
 		goto unref_event;
-	err = vm_table_init(&d->vms, &d->cfg);
+	err = vm_table_init(&d->vms);
 	if (err)
 		goto unref_event;
+	d->vdev_ptrs = calloc(VM_TABLE_SLOTS, sizeof(*d->vdev_ptrs));
+	if (!d->vdev_ptrs) {
+		err = -ENOMEM;
+		goto free_vms;
+	}
 	err = control_open(d, d->cfg.control_socket);
 	if (err)
-		goto free_vms;
+		goto free_vdevs;
 	sd_notifyf(0, "STATUS=attaching to %s", d->cfg.interface);
 	err = xdp_port_open(&d->port, &d->cfg);
 	if (err)
 		goto close_control;
-	err = serve_gids(d);
-	if (err)
-		goto close_port;
 	err = vm_server_watch_broken(d);
 	if (err)
 		goto close_port;
@@ -194,15 +202,17 @@ static int run(struct vrdmad *d)
 			     d->broken_fd);
 	if (err)
 		goto unwatch_broken;
-	err = devices_create(d);
+	for (i = 0; i < d->n_workers; i++)
+		d->workers[i].vdevs = d->vdev_ptrs;
+	err = vm_server_init(d);
 	if (err)
-		goto free_devices;
+		goto free_workers;
 	err = workers_run(d->workers, d->n_workers);
 	if (err)
-		goto free_devices;
-	err = vm_server_open(d);
+		goto fini_server;
+	err = add_config_vms(d);
 	if (err)
-		goto stop_workers;
+		goto remove_vms;
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
 		sd_event_source *wd;
 
@@ -210,26 +220,24 @@ static int run(struct vrdmad *d)
 		err = sd_event_add_time(d->event, &wd, CLOCK_MONOTONIC,
 					now + d->watchdog_usec / 4, 0, on_watchdog, d);
 		if (err < 0)
-			goto stop_workers;
+			goto remove_vms;
 		/* Periodic: on_watchdog moves the time forward each round. */
 		sd_event_source_set_enabled(wd, SD_EVENT_ON);
 		sd_event_source_set_floating(wd, 1);
 		sd_event_source_unref(wd);
 	}
 
-	sd_notifyf(0, "READY=1\nSTATUS=serving %u VM(s) on %s (XDP %s, AF_XDP %s, %u queue(s), %u worker(s))",
-		   d->vms.n_vms, d->port.ifname, xdp_port_mode_name(&d->port),
-		   xdp_port_zerocopy(&d->port) ? "zero-copy" : "copy", d->port.n_queues,
-		   d->n_workers);
+	notify_serving(d, "READY=1\n");
 	log_info("ready: %u VM(s), control socket %s", d->vms.n_vms, d->cfg.control_socket);
 	err = sd_event_loop(d->event);
 	sd_notify(0, "STOPPING=1");
 
-	vm_server_close(d);
-stop_workers:
+remove_vms:
+	remove_vms(d);
 	workers_stop(d->workers, d->n_workers);
-free_devices:
-	devices_free(d);
+fini_server:
+	vm_server_fini(d);
+free_workers:
 	workers_free(d->workers, d->n_workers);
 	d->workers = NULL;
 	d->n_workers = 0;
@@ -239,6 +247,9 @@ close_port:
 	xdp_port_close(&d->port);
 close_control:
 	control_close(d);
+free_vdevs:
+	free(d->vdev_ptrs);
+	d->vdev_ptrs = NULL;
 free_vms:
 	vm_table_free(&d->vms);
 unref_event:

@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The VMs the daemon serves and the GIDs each may use. Built once from the
- * config; read without locks by the workers (immutable while they run). */
+/*
+ * The VMs the daemon serves and the GIDs each may use: a fixed set of slots
+ * (a VM's id is its slot, the XDP map's value), so VMs come and go at run
+ * time without moving the others. The workers read it without locks; the
+ * control thread changes it only while every worker is quiesced.
+ */
 #ifndef VRDMAD_VM_H
 #define VRDMAD_VM_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
 
 struct vm {
-	uint32_t id;			/* index in vm_table.vms; the XDP map value */
+	uint32_t id;			/* its slot */
+	bool used;			/* published: the workers may reach it */
+	bool runtime;			/* added by vrdmactl, not from the file */
 	struct vrdma_vm_config cfg;
 };
 
@@ -18,19 +26,38 @@ struct vm_gid {
 	uint32_t vm_id;
 };
 
+#define VM_TABLE_SLOTS VRDMA_CONF_MAX_VMS
+#define VM_TABLE_MAX_GIDS (VM_TABLE_SLOTS * (VRDMA_CONF_MAX_GIDS + 1))
+
 struct vm_table {
-	struct vm *vms;
-	unsigned int n_vms;
+	struct vm *vms;			/* [VM_TABLE_SLOTS] */
+	unsigned int n_vms;		/* slots used */
+	unsigned int hi;		/* one past the highest slot used */
 	struct vm_gid *gids;		/* sorted by gid, for vm_table_find_gid(): the
-					 * config's, and each own MAC's link-local */
+					 * configured ones, and each own MAC's link-local */
 	unsigned int n_gids;
 };
 
-int vm_table_init(struct vm_table *t, const struct vrdma_config *cfg);
+int vm_table_init(struct vm_table *t);
 void vm_table_free(struct vm_table *t);
 /* fe80::/64 with the EUI-64 of mac (RFC 4291 appendix A). */
 void vm_link_local_gid(const uint8_t mac[6], struct vrdma_gid *gid);
 /* The VM serving gid, or NULL. */
 const struct vm *vm_table_find_gid(const struct vm_table *t, const struct vrdma_gid *gid);
+struct vm *vm_table_find_name(struct vm_table *t, const char *name);
+
+/* Whether vc may join: a free slot, a new name, GIDs and socket nobody else
+ * has (control_socket: the daemon's own). 0, or -EEXIST/-ENOSPC with why. */
+int vm_table_check(const struct vm_table *t, const struct vrdma_vm_config *vc,
+		   const char *control_socket, char *err, size_t errlen);
+/* Take a free slot for vc, not yet visible to the workers; returns its id. */
+int vm_table_reserve(struct vm_table *t, const struct vrdma_vm_config *vc, bool runtime);
+/* Make a reserved slot visible / take a slot back (workers quiesced). */
+void vm_table_publish(struct vm_table *t, uint32_t id);
+void vm_table_remove(struct vm_table *t, uint32_t id);
+
+#define vm_table_for_each(t, vm) \
+	for ((vm) = (t)->vms; (vm) < (t)->vms + (t)->hi; (vm)++) \
+		if ((vm)->used)
 
 #endif

@@ -25,7 +25,7 @@ struct vm_conn {
 
 static struct vdev *dev_of(struct vm_conn *c)
 {
-	return &c->d->vdevs[c->vm_id];
+	return c->d->vdev_ptrs[c->vm_id];
 }
 
 static struct worker *worker_of(struct vm_conn *c)
@@ -130,8 +130,8 @@ static int on_broken(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	if (read(fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing new */
 	}
-	for (i = 0; i < d->vms.n_vms; i++)
-		if (__atomic_load_n(&d->vdevs[i].broken, __ATOMIC_RELAXED))
+	for (i = 0; i < d->vms.hi; i++)
+		if (d->vdev_ptrs[i] && __atomic_load_n(&d->vdev_ptrs[i]->broken, __ATOMIC_RELAXED))
 			drop_connection(&d->conns[i], "device broken");
 	return 0;
 }
@@ -184,49 +184,79 @@ static void make_parent_dir(const char *path)
 		log_info("created %s", dir);
 }
 
-static int open_listener(struct vm_conn *c, const struct vrdma_vm_config *vc)
+/* A socket file left by a previous run is ours to replace; one a live
+ * process listens on, or anything that is not a socket, is not. */
+static int claim_path(const char *path, char *err, size_t errlen)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct stat st;
+	int fd, live;
+
+	if (lstat(path, &st))
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "%s exists and is not a socket; remove it or choose "
+			 "another socket path", path);
+		return -EEXIST;
+	}
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	live = !connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || errno == EAGAIN;
+	close(fd);
+	if (live) {
+		snprintf(err, errlen, "socket %s is in use: a process listens on it", path);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	return 0;
+}
+
+static int open_listener(struct vm_conn *c, const struct vrdma_vm_config *vc, char *err,
+			 size_t errlen)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	mode_t old_umask;
 	uid_t uid;
 	gid_t gid;
-	int fd, err;
+	int fd, ret;
 
 	if (lookup_ids(vc, &uid, &gid)) {
-		log_err("vm %s: socket_owner '%s' or socket_group '%s' does not exist", vc->name,
-			vc->socket_owner, vc->socket_group);
+		snprintf(err, errlen, "socket_owner '%s' or socket_group '%s' does not exist",
+			 vc->socket_owner, vc->socket_group);
 		return -ENOENT;
 	}
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", vc->socket);
 	make_parent_dir(vc->socket);
-	/* A socket left by a previous run is ours to replace; anything else not. */
-	if (!lstat(vc->socket, &st)) {
-		if (!S_ISSOCK(st.st_mode)) {
-			log_err("vm %s: %s exists and is not a socket; remove it or choose another socket path",
-				vc->name, vc->socket);
-			return -EEXIST;
-		}
-		unlink(vc->socket);
-	}
+	ret = claim_path(vc->socket, err, errlen);
+	if (ret)
+		return ret;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 4)) {
-		err = -errno;
-		log_err("vm %s: cannot listen on %s: %s (does its directory exist?)", vc->name,
-			vc->socket, strerror(errno));
+	old_umask = umask(0177);	/* born 0600, then opened up to socket_mode */
+	ret = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
+	umask(old_umask);
+	if (ret || listen(fd, 4)) {
+		ret = ret ? ret : -errno;
+		snprintf(err, errlen, "cannot listen on %s: %s (does its directory exist?)",
+			 vc->socket, strerror(-ret));
 		goto close_fd;
 	}
+	/* chmod first: once it is another's, only CAP_FOWNER could */
 	if (chmod(vc->socket, vc->socket_mode) ||
 	    ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(vc->socket, uid, gid))) {
-		err = -errno;
-		log_err("vm %s: cannot set the owner or mode of %s: %s", vc->name, vc->socket,
-			strerror(errno));
+		ret = -errno;
+		snprintf(err, errlen, "cannot set the owner or mode of %s: %s", vc->socket,
+			 strerror(errno));
 		goto unlink_socket;
 	}
-	err = sd_event_add_io(c->d->event, &c->listen_src, fd, EPOLLIN, on_connect, c);
-	if (err < 0)
+	ret = sd_event_add_io(c->d->event, &c->listen_src, fd, EPOLLIN, on_connect, c);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot watch %s: %s", vc->socket, strerror(-ret));
 		goto unlink_socket;
+	}
 	c->listen_fd = fd;
 	return 0;
 
@@ -234,51 +264,48 @@ unlink_socket:
 	unlink(vc->socket);
 close_fd:
 	close(fd);
-	return err;
+	return ret;
 }
 
-int vm_server_open(struct vrdmad *d)
+int vm_server_init(struct vrdmad *d)
 {
 	unsigned int i;
-	int err;
 
-	d->conns = calloc(d->vms.n_vms ? d->vms.n_vms : 1, sizeof(*d->conns));
+	d->conns = calloc(VM_TABLE_SLOTS, sizeof(*d->conns));
 	if (!d->conns)
 		return -ENOMEM;
-	for (i = 0; i < d->vms.n_vms; i++) {
+	for (i = 0; i < VM_TABLE_SLOTS; i++) {
 		d->conns[i].d = d;
 		d->conns[i].vm_id = i;
 		d->conns[i].listen_fd = -1;
 	}
-	for (i = 0; i < d->vms.n_vms; i++) {
-		err = open_listener(&d->conns[i], &d->vms.vms[i].cfg);
-		if (err)
-			goto close_server;
-	}
 	return 0;
-
-close_server:
-	vm_server_close(d);
-	return err;
 }
 
-void vm_server_close(struct vrdmad *d)
+int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen)
 {
-	unsigned int i;
+	struct vm_conn *c = &d->conns[id];
 
-	if (!d->conns)
-		return;
-	for (i = 0; i < d->vms.n_vms; i++) {
-		struct vm_conn *c = &d->conns[i];
+	c->connections = 0;
+	return open_listener(c, &d->vms.vms[id].cfg, err, errlen);
+}
 
-		if (d->vdevs)
-			drop_connection(c, "vrdmad is stopping");
-		c->listen_src = sd_event_source_disable_unref(c->listen_src);
-		if (c->listen_fd >= 0) {
-			close(c->listen_fd);
-			unlink(d->vms.vms[i].cfg.socket);
-		}
+void vm_server_unlisten(struct vrdmad *d, uint32_t id, const char *why)
+{
+	struct vm_conn *c = &d->conns[id];
+
+	if (d->vdev_ptrs && d->vdev_ptrs[id])
+		drop_connection(c, why);
+	c->listen_src = sd_event_source_disable_unref(c->listen_src);
+	if (c->listen_fd >= 0) {
+		close(c->listen_fd);
+		unlink(d->vms.vms[id].cfg.socket);
 	}
+	c->listen_fd = -1;
+}
+
+void vm_server_fini(struct vrdmad *d)
+{
 	free(d->conns);
 	d->conns = NULL;
 }

@@ -5,13 +5,21 @@
 #ifndef VRDMAD_VM_SERVER_H
 #define VRDMAD_VM_SERVER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct vrdmad;
 
 /* The eventfd through which workers report broken devices (before the
- * workers exist), then the listening sockets (once they run). */
+ * workers exist). */
 int vm_server_watch_broken(struct vrdmad *d);
 void vm_server_unwatch_broken(struct vrdmad *d);
-int vm_server_open(struct vrdmad *d);
-void vm_server_close(struct vrdmad *d);
+/* One connection slot per VM slot, none listening yet. */
+int vm_server_init(struct vrdmad *d);
+void vm_server_fini(struct vrdmad *d);
+/* Listen on VM id's socket (its device exists); on error err says why. */
+int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen);
+/* Drop its connection, close and remove its socket. */
+void vm_server_unlisten(struct vrdmad *d, uint32_t id, const char *why);
 
 #endif

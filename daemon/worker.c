@@ -60,6 +60,38 @@ static void wake(struct worker *w)
 				strerror(errno));
 }
 
+/* A copy for vrdmactl capture, while one runs: CLOCK_REALTIME (pcap's
+ * clock), then the frame. A full ring loses the copy, never the frame. */
+static void capture(struct worker *w, enum capture_dir dir, const struct roce_frag *frags,
+		    unsigned int n, uint32_t len)
+{
+	struct frame_rec *rec;
+	struct timespec ts;
+	uint64_t next, off = 0, ns;
+	unsigned int i;
+
+	if (!atomic_load_explicit(&w->capture_on, memory_order_relaxed))
+		return;
+	rec = frame_ring_reserve(&w->capture, len + sizeof(ns), &next);
+	if (!rec) {
+		stat_add(&w->stats.capture_lost, 1);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	rec->len = len + sizeof(ns);
+	rec->kind = (uint16_t)dir;
+	rec->vm = 0;
+	memcpy(rec->data, &ns, sizeof(ns));
+	for (i = 0; i < n && off < len; i++) {
+		uint32_t c = frags[i].len < len - off ? frags[i].len : (uint32_t)(len - off);
+
+		memcpy(rec->data + sizeof(ns) + off, frags[i].data, c);
+		off += c;
+	}
+	frame_ring_commit(&w->capture, next);
+}
+
 /* Copy a frame (in pieces) into dst's ring from src. */
 static void hand_over(struct worker *src, struct worker *dst, enum frame_kind kind, uint32_t vm,
 		      const struct roce_frag *frags, unsigned int n, uint32_t len)
@@ -114,6 +146,7 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 
 	stat_add(&w->stats.rx_frames, 1);
 	stat_add(&w->stats.rx_bytes, total_len);
+	capture(w, CAPTURE_RX, frags, nfrags, total_len);
 	if (roce_parse(&pkt, frags, nfrags, &why)) {
 		stat_add(&w->stats.drops[why], 1);
 		return;
@@ -209,6 +242,7 @@ static uint32_t tx_flush(struct worker *w)
 /* Put one frame on the NIC through this worker's queue. */
 static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 {
+	struct roce_frag f = { .data = (uint8_t *)frame, .len = len };
 	struct xsk_queue *q = w->txq;
 	unsigned int need = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE, i;
 	uint32_t idx;
@@ -227,6 +261,7 @@ static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
 		return;
 	}
+	capture(w, CAPTURE_TX, &f, 1, len);	/* what goes on the wire, as it goes */
 	for (i = 0; i < need; i++) {
 		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
 		uint32_t c = len - i * XSK_FRAME_SIZE;
@@ -294,6 +329,7 @@ static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uin
 	if (frame_dgid(w->tx_buf, len, &gid) && (vm = vm_table_find_gid(w->vms, &gid)) &&
 	    w->vdevs[vm->id]) {
 		stat_add(&w->stats.loopback_frames, 1);
+		capture(w, CAPTURE_LOOPBACK, &f, 1, len);
 		/* Through the ring even to itself: no engine is re-entered. */
 		hand_over(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX, vm->id, &f,
 			  1, len);
@@ -321,7 +357,7 @@ static unsigned int drain_rings(struct worker *w)
 			if (rec->kind == FRAME_TX) {
 				if (w->txq)
 					xsk_send(w, rec->data, rec->len);
-			} else if (rec->vm < w->vms->n_vms && w->vdevs[rec->vm]) {
+			} else if (rec->vm < VM_TABLE_SLOTS && w->vdevs[rec->vm]) {
 				if (roce_parse(&pkt, &f, 1, &why))
 					stat_add(&w->stats.drops[why], 1);
 				else
@@ -530,6 +566,7 @@ static void worker_free(struct worker *w)
 		for (i = 0; i < w->n_workers; i++)
 			frame_ring_free(&w->in[i]);
 	free(w->in);
+	frame_ring_free(&w->capture);
 	free(w->queues);
 	free(w->own);
 	free(w->tx_free);
@@ -586,7 +623,7 @@ static int watch(struct worker *w, int fd, uint64_t tag)
 static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct xdp_port *port,
 		       const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
 {
-	unsigned int q, k, nvm = vms->n_vms ? vms->n_vms : 1;
+	unsigned int q, k, nvm = VM_TABLE_SLOTS;
 	struct worker *w = &ws[i];
 	int err;
 
@@ -611,6 +648,8 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 	for (k = 0; k < n; k++)
 		if (frame_ring_init(&w->in[k], RING_BYTES))
 			return -ENOMEM;
+	if (frame_ring_init(&w->capture, CAPTURE_RING_BYTES))
+		return -ENOMEM;
 	if ((err = watch(w, w->stop_fd, EV_STOP)) || (err = watch(w, w->wake_fd, EV_WAKE)))
 		return err;
 	for (q = i; q < port->n_queues; q += n) {
@@ -659,19 +698,46 @@ free_workers:
 	return err;
 }
 
+void workers_quiesce(struct worker *ws, unsigned int n)
+{
+	unsigned int i;
+
+	/* One at a time is safe: a worker never waits for another. */
+	for (i = 0; i < n; i++)
+		worker_quiesce(&ws[i]);
+}
+
+void workers_resume(struct worker *ws, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		worker_resume(&ws[i]);
+}
+
+void worker_own(struct worker *w, struct vdev *v)
+{
+	w->vdevs[v->vm_id] = v;
+	w->own[w->n_own++] = v;
+}
+
+void worker_disown(struct worker *w, struct vdev *v)
+{
+	unsigned int i;
+
+	w->vdevs[v->vm_id] = NULL;
+	for (i = 0; i < w->n_own; i++)
+		if (w->own[i] == v) {
+			w->own[i] = w->own[--w->n_own];
+			break;
+		}
+}
+
 int workers_run(struct worker *ws, unsigned int n)
 {
-	unsigned int i, v;
+	unsigned int i;
 	int err;
 
-	for (i = 0; i < n; i++) {
-		struct worker *w = &ws[i];
-
-		w->n_own = 0;
-		for (v = 0; w->vdevs && v < w->vms->n_vms; v++)
-			if (w->vdevs[v] && worker_of_vm(ws, n, v) == w)
-				w->own[w->n_own++] = w->vdevs[v];
-	}
 	for (i = 0; i < n; i++) {
 		err = -pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
 		if (err) {

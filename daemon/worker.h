@@ -45,12 +45,17 @@ struct worker_stats {
 	uint64_t loopback_frames;	/* between two VMs of this daemon */
 	uint64_t handed_over;		/* frames passed to another worker */
 	uint64_t wakeups;		/* sleeps that ended */
+	uint64_t capture_lost;		/* frames vrdmactl capture did not get (ring full) */
 	uint64_t drops[PORT_DROP_MAX];
-	uint64_t *vm_rx_frames;		/* [vm id] */
+	uint64_t *vm_rx_frames;		/* [VM_TABLE_SLOTS] */
 	uint64_t *vm_rx_bytes;
 };
 
 #define WORKER_MAX_FRAME 10240		/* largest frame handled (9000 MTU + headers) */
+#define CAPTURE_RING_BYTES (2u << 20)	/* per worker, for vrdmactl capture */
+
+/* frame_rec.kind of a captured frame */
+enum capture_dir { CAPTURE_RX, CAPTURE_TX, CAPTURE_LOOPBACK };
 
 struct worker {
 	unsigned int id;
@@ -60,7 +65,8 @@ struct worker {
 	unsigned int n_workers;
 	struct xdp_port *port;
 	const struct vm_table *vms;
-	struct vdev **vdevs;		/* [vm id]: every VM's device, owned or not */
+	struct vdev **vdevs;		/* [VM_TABLE_SLOTS]: every VM's device, owned
+					 * or not; shared by the pool */
 	struct xsk_queue **queues;	/* the ones this worker owns */
 	unsigned int n_queues;
 	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
@@ -83,13 +89,18 @@ struct worker {
 	bool paused;
 	unsigned int quiesce_depth;	/* control thread only */
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop */
+	/* vrdmactl capture: while capture_on, each frame received, sent or looped
+	 * back is copied into capture (the worker produces, the control thread
+	 * consumes; daemon/capture.c). */
+	_Atomic int capture_on;
+	struct frame_ring capture;
 	uint8_t tx_buf[WORKER_MAX_FRAME];
 	struct worker_stats stats;
 };
 
 #define WORKER_POLL_MS 250	/* longest sleep, so the heartbeat stays fresh */
 
-/* Make the pool (no thread yet); vdevs[vm id] may be filled until run. */
+/* Make the pool (no thread yet); set each worker's vdevs before run. */
 int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
 		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
 /* The worker that owns VM vm_id's device. */
@@ -106,6 +117,13 @@ void workers_free(struct worker *ws, unsigned int n);
 /* Stop w at a safe point (nests); its devices may then be changed. */
 void worker_quiesce(struct worker *w);
 void worker_resume(struct worker *w);
+/* Every worker: the VM table and vdevs may then be changed. */
+void workers_quiesce(struct worker *ws, unsigned int n);
+void workers_resume(struct worker *ws, unsigned int n);
+/* Give w the device v (vdevs[v->vm_id] = v, its loop polls it) / take it
+ * back. With the pool quiesced. */
+void worker_own(struct worker *w, struct vdev *v);
+void worker_disown(struct worker *w, struct vdev *v);
 
 static inline uint64_t stat_read(const uint64_t *p)
 {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vrdmactl: inspect a running vrdmad through its control socket.
+ * vrdmactl: inspect and manage a running vrdmad through its control socket.
  * Exit codes: 0 done, 1 the daemon refused or could not be reached, 2 usage.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -21,45 +23,77 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: vrdmactl [-s SOCKET] COMMAND [--json]\n\n"
+		"Usage: vrdmactl [-s SOCKET] COMMAND [ARGS] [--json]\n\n"
 		"Commands:\n"
 		"  status       the port, XDP and AF_XDP modes, queues, workers and VMs\n"
 		"  list         the VMs: whether a front-end is connected, socket, GIDs\n"
 		"  stats        counters: the XDP program's, the port's (one per drop reason), per VM\n"
-		"  stats NAME   one VM's counters: its device and transport\n\n"
-		"Options:\n"
+		"  stats NAME   one VM's counters: its device and transport\n"
+		"  add-vm NAME --gid G[,G...] [--socket PATH] [--mac MAC] [--owner USER]\n"
+		"               [--group GROUP] [--mode MODE] [--max-cq N] [--max-qp N]\n"
+		"               serve a new VM (until del-vm or a restart)\n"
+		"  del-vm NAME  stop serving a VM: its connection closes, its socket goes\n"
+		"  capture FILE [--count N]\n"
+		"               write the daemon's RoCE frames to a pcap file (- for stdout)\n"
+		"               until N frames or Ctrl-C\n\n"
+		"Options (before the command):\n"
 		"  -s, --socket SOCKET  control socket (default %s)\n"
 		"  -j, --json           print the daemon's JSON answer (see docs/control.md)\n"
 		"  -h, --help           show this help\n",
 		VRDMA_CONTROL_DEFAULT_SOCKET);
 }
 
-/* One request, one answer: returns the parsed answer or NULL (message printed). */
-static json_object *request(const char *path, const char *command)
+static int ctl_connect(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t len = 0, cap = 65536;
-	json_object *ans = NULL;
-	char req[128], *buf;
-	ssize_t n;
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "vrdmactl: socket path %s is too long\n", path);
-		return NULL;
+		return -1;
 	}
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		fprintf(stderr, "vrdmactl: cannot connect to %s: %s (is vrdmad running? "
 			"-s names another control socket)\n", path, strerror(errno));
-		goto close_fd;
+		if (fd >= 0)
+			close(fd);
+		return -1;
 	}
-	n = snprintf(req, sizeof(req), "{\"command\": \"%s\"}\n", command);
-	if (write(fd, req, n) != n) {
-		fprintf(stderr, "vrdmactl: cannot send to %s: %s\n", path, strerror(errno));
-		goto close_fd;
+	return fd;
+}
+
+static int send_request(int fd, json_object *req)
+{
+	const char *text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	size_t len = strlen(text), off = 0;
+	ssize_t n;
+
+	while (off <= len) {
+		/* the text, then the newline that ends the request */
+		n = off < len ? write(fd, text + off, len - off) : write(fd, "\n", 1);
+		if (n <= 0) {
+			fprintf(stderr, "vrdmactl: cannot send the request: %s\n", strerror(errno));
+			return -1;
+		}
+		off += (size_t)n;
 	}
+	return 0;
+}
+
+/* One request (consumed), one answer: the parsed answer or NULL (message printed). */
+static json_object *request_obj(const char *path, json_object *req)
+{
+	size_t len = 0, cap = 65536;
+	json_object *ans = NULL;
+	char *buf;
+	ssize_t n;
+	int fd;
+
+	fd = ctl_connect(path);
+	if (fd < 0 || send_request(fd, req) < 0)
+		goto close_fd;
 	buf = malloc(cap + 1);
 	if (!buf)
 		goto close_fd;
@@ -92,7 +126,21 @@ free_buf:
 close_fd:
 	if (fd >= 0)
 		close(fd);
+	json_object_put(req);
 	return ans;
+}
+
+static json_object *new_request(const char *command)
+{
+	json_object *req = json_object_new_object();
+
+	json_object_object_add(req, "command", json_object_new_string(command));
+	return req;
+}
+
+static json_object *request(const char *path, const char *command)
+{
+	return request_obj(path, new_request(command));
 }
 
 static json_object *get(json_object *o, const char *key)
@@ -295,36 +343,25 @@ static int parse_opts(int argc, char **argv, const char *optstring, const char *
 	return -1;
 }
 
-int main(int argc, char **argv)
+/* status, list, stats [NAME]: argv[0] is the command. */
+static int cmd_show(int argc, char **argv, const char *path, bool json)
 {
-	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET, *cmd, *vm_name = NULL;
+	const char *cmd = argv[0], *vm_name = NULL;
 	json_object *ans, *data;
-	bool json = false;
 	int ret;
 
-	ret = parse_opts(argc, argv, "+s:jh", &path, &json);
-	if (ret >= 0)
-		return ret;
-	if (optind >= argc) {
-		usage(stderr);
-		return 2;
-	}
-	cmd = argv[optind++];
+	optind = 0;
 	ret = parse_opts(argc, argv, "s:jh", &path, &json);
 	if (ret >= 0)
 		return ret;
-	ret = 1;
-	/* stats takes a VM name; nothing else takes an argument */
+	/* stats takes a VM name; status and list take no argument */
 	if (!strcmp(cmd, "stats") && optind < argc)
 		vm_name = argv[optind++];
 	if (optind < argc) {
 		fprintf(stderr, "vrdmactl: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (strcmp(cmd, "status") && strcmp(cmd, "stats") && strcmp(cmd, "list")) {
-		fprintf(stderr, "vrdmactl: unknown command '%s' (try --help)\n", cmd);
-		return 2;
-	}
+	ret = 1;
 	ans = request(path, !strcmp(cmd, "list") ? "status" : cmd);
 	data = answer_data(ans);
 	if (!data)
@@ -362,4 +399,327 @@ int main(int argc, char **argv)
 put_ans:
 	json_object_put(ans);
 	return ret;
+}
+
+/* add-vm's options: each is a [vm NAME] key of vrdmad.conf(5), and the
+ * daemon checks them as it checks the file. */
+static const struct option add_opts[] = {
+	{ "socket", required_argument, NULL, 's' },
+	{ "gid", required_argument, NULL, 'g' },
+	{ "mac", required_argument, NULL, 'm' },
+	{ "owner", required_argument, NULL, 'o' },
+	{ "group", required_argument, NULL, 'G' },
+	{ "mode", required_argument, NULL, 'M' },
+	{ "max-cq", required_argument, NULL, 'c' },
+	{ "max-qp", required_argument, NULL, 'q' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{}
+};
+static const char *const add_keys[] = {	/* parallel to add_opts */
+	"socket", "gid", "mac", "socket_owner", "socket_group", "socket_mode", "max_cq", "max_qp",
+};
+
+static int cmd_add_vm(int argc, char **argv, const char *path, bool json)
+{
+	json_object *req, *vm = json_object_new_object(), *ans, *data, *old;
+	const char *key, *name;
+	int c, k, ret = 2;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "s:g:m:o:G:M:c:q:jh", add_opts, NULL)) != -1) {
+		if (c == 'j') {
+			json = true;
+			continue;
+		}
+		if (c == 'h') {
+			usage(stdout);
+			ret = 0;
+			goto put_vm;
+		}
+		for (k = 0; add_opts[k].name && add_opts[k].val != c; k++)
+			;
+		if (!add_opts[k].name || k >= (int)(sizeof(add_keys) / sizeof(add_keys[0]))) {
+			usage(stderr);
+			goto put_vm;
+		}
+		key = add_keys[k];
+		/* --gid may repeat, like the file's gid key */
+		if (c == 'g' && json_object_object_get_ex(vm, key, &old)) {
+			size_t n = strlen(json_object_get_string(old)) + strlen(optarg) + 2;
+			char *joined = malloc(n);
+
+			if (!joined)
+				goto put_vm;
+			snprintf(joined, n, "%s,%s", json_object_get_string(old), optarg);
+			json_object_object_add(vm, key, json_object_new_string(joined));
+			free(joined);
+			continue;
+		}
+		if (json_object_object_get_ex(vm, key, NULL)) {
+			fprintf(stderr, "vrdmactl: --%s given twice\n", add_opts[k].name);
+			goto put_vm;
+		}
+		json_object_object_add(vm, key, json_object_new_string(optarg));
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "vrdmactl: add-vm takes one NAME%s\n",
+			optind < argc ? ", and options" : "");
+		goto put_vm;
+	}
+	name = argv[optind];
+	if (!json_object_object_get_ex(vm, "gid", NULL)) {
+		fprintf(stderr, "vrdmactl: add-vm needs --gid (the VM's addresses)\n");
+		goto put_vm;
+	}
+	req = new_request("add-vm");
+	json_object_object_add(req, "name", json_object_new_string(name));
+	json_object_object_add(req, "vm", vm);
+	ans = request_obj(path, req);
+	data = answer_data(ans);
+	ret = 1;
+	if (data) {
+		if (json)
+			print_json(data);
+		else
+			printf("vm %s added, socket %s\n", name, str(data, "socket"));
+		ret = 0;
+	}
+	json_object_put(ans);
+	return ret;
+
+put_vm:
+	json_object_put(vm);
+	return ret;
+}
+
+static int cmd_del_vm(int argc, char **argv, const char *path, bool json)
+{
+	json_object *req, *ans;
+	int ret;
+
+	optind = 0;
+	ret = parse_opts(argc, argv, "jh", &path, &json);
+	if (ret >= 0)
+		return ret;
+	if (optind + 1 != argc) {
+		fprintf(stderr, "vrdmactl: del-vm takes one NAME\n");
+		return 2;
+	}
+	req = new_request("del-vm");
+	json_object_object_add(req, "name", json_object_new_string(argv[optind]));
+	ans = request_obj(path, req);
+	ret = answer_data(ans) ? 0 : 1;
+	if (!ret && !json)
+		printf("vm %s removed\n", argv[optind]);
+	else if (!ret)
+		print_json(get(ans, "data"));
+	json_object_put(ans);
+	return ret;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+#define PCAP_HEADER 24
+#define PCAP_RECORD 16
+#define CAPTURE_BUF (1u << 20)
+
+/* Whole pcap units at the front of buf[0..len): the file header first, then
+ * records; what is left is a piece of the next. */
+static size_t pcap_complete(const uint8_t *buf, size_t len, bool *have_header, uint64_t *frames)
+{
+	size_t off = 0;
+	uint32_t incl;
+
+	if (!*have_header) {
+		if (len < PCAP_HEADER)
+			return 0;
+		*have_header = true;
+		off = PCAP_HEADER;
+	}
+	while (len - off >= PCAP_RECORD) {
+		memcpy(&incl, buf + off + 8, sizeof(incl));
+		if (incl > CAPTURE_BUF - PCAP_RECORD || len - off - PCAP_RECORD < incl)
+			break;
+		off += PCAP_RECORD + incl;
+		(*frames)++;
+	}
+	return off;
+}
+
+/* capture FILE [--count N]: the daemon's frames into a pcap file, until N
+ * frames or Ctrl-C; the file holds only whole records either way. */
+static int cmd_capture(int argc, char **argv, const char *path, bool json)
+{
+	static const struct option cap_opts[] = {
+		{ "count", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct sigaction sa = { .sa_handler = on_interrupt };	/* no SA_RESTART */
+	uint64_t count = 0, frames = 0;
+	bool have_header = false, to_stdout;
+	json_object *req, *ans;
+	size_t len = 0, done;
+	uint8_t *buf = NULL;
+	char *nl, *end;
+	int c, fd, out = -1, ret = 2;
+	ssize_t n;
+
+	(void)json;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "c:h", cap_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			errno = 0;
+			count = strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || *optarg == '-' || !count) {
+				fprintf(stderr, "vrdmactl: --count must be a number of frames, 1 or more\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "vrdmactl: capture takes one FILE (- for stdout)\n");
+		return 2;
+	}
+	to_stdout = !strcmp(argv[optind], "-");
+	ret = 1;
+	buf = malloc(CAPTURE_BUF);
+	fd = ctl_connect(path);
+	if (!buf || fd < 0)
+		goto free_buf;
+	req = new_request("capture");
+	json_object_object_add(req, "count", json_object_new_uint64(count));
+	if (send_request(fd, req) < 0) {
+		json_object_put(req);
+		goto close_fd;
+	}
+	json_object_put(req);
+	/* The answer is one line; the stream follows it. */
+	while (!(nl = memchr(buf, '\n', len))) {
+		n = read(fd, buf + len, CAPTURE_BUF - 1 - len);
+		if (n <= 0) {
+			fprintf(stderr, "vrdmactl: the daemon closed the connection without an answer\n");
+			goto close_fd;
+		}
+		len += (size_t)n;
+	}
+	*nl = '\0';
+	ans = json_tokener_parse((char *)buf);
+	if (!answer_data(ans)) {
+		if (!ans)
+			fprintf(stderr, "vrdmactl: the daemon's answer is not JSON\n");
+		json_object_put(ans);
+		goto close_fd;
+	}
+	json_object_put(ans);
+	len -= (size_t)((uint8_t *)nl + 1 - buf);
+	memmove(buf, nl + 1, len);
+	out = to_stdout ? STDOUT_FILENO :
+	      open(argv[optind], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (out < 0) {
+		fprintf(stderr, "vrdmactl: cannot write %s: %s\n", argv[optind], strerror(errno));
+		goto close_fd;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (!to_stdout)
+		fprintf(stderr, "capturing into %s%s\n", argv[optind],
+			count ? "" : " (Ctrl-C stops)");
+	for (;;) {
+		done = pcap_complete(buf, len, &have_header, &frames);
+		if (done && write_all(out, buf, done) < 0) {
+			fprintf(stderr, "vrdmactl: writing %s: %s\n", argv[optind], strerror(errno));
+			goto close_out;
+		}
+		len -= done;
+		memmove(buf, buf + done, len);
+		if (interrupted || (count && frames >= count))
+			break;
+		n = read(fd, buf + len, CAPTURE_BUF - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (count && frames < count) {
+				fprintf(stderr, "vrdmactl: the daemon ended the capture after %llu of %llu frames\n",
+					(unsigned long long)frames, (unsigned long long)count);
+				goto close_out;
+			}
+			break;
+		}
+		len += (size_t)n;
+	}
+	fprintf(stderr, "%llu frame(s) captured\n", (unsigned long long)frames);
+	ret = 0;
+close_out:
+	if (!to_stdout && close(out) < 0 && !ret) {
+		fprintf(stderr, "vrdmactl: writing %s: %s\n", argv[optind], strerror(errno));
+		ret = 1;
+	}
+close_fd:
+	if (fd >= 0)
+		close(fd);
+free_buf:
+	free(buf);
+	return ret;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv, const char *path, bool json);
+} commands[] = {
+	{ "status", cmd_show },
+	{ "list", cmd_show },
+	{ "stats", cmd_show },
+	{ "add-vm", cmd_add_vm },
+	{ "del-vm", cmd_del_vm },
+	{ "capture", cmd_capture },
+};
+
+int main(int argc, char **argv)
+{
+	const char *path = VRDMA_CONTROL_DEFAULT_SOCKET;
+	bool json = false;
+	size_t i;
+	int ret;
+
+	ret = parse_opts(argc, argv, "+s:jh", &path, &json);
+	if (ret >= 0)
+		return ret;
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[optind], commands[i].name))
+			return commands[i].fn(argc - optind, argv + optind, path, json);
+	fprintf(stderr, "vrdmactl: unknown command '%s' (try --help)\n", argv[optind]);
+	return 2;
 }

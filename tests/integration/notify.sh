@@ -53,8 +53,8 @@ reload_notified() {
 	[ "$(grep -c '^READY=1$' "$TMP/notify.out")" = 3 ]
 }
 check "each SIGHUP: RELOADING=1, then READY=1 again" reload_notified
-check "a valid file: reload says a restart applies it" \
-	grep -q "reload: .* is valid (1 VM(s)), but vrdmad cannot apply" "$DLOG"
+check "a valid, unchanged file: reload applies it, changing nothing" \
+	grep -q "reload: .*: 0 VM(s) added, 0 removed, 0 re-created, 1 unchanged, 0 failed" "$DLOG"
 check "a broken file: reload names the line and keeps running" \
-	grep -q "reload: .*vrdmad.conf:[0-9]*: .*; the running configuration stays" "$DLOG"
+	grep -q "reload: .*vrdmad.conf:[0-9]*: .*; nothing changed" "$DLOG"
 summary

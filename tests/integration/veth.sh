@@ -114,19 +114,20 @@ for t in write_lat read_lat send_lat; do
 done
 
 # ---- what is on the wire ----
-# The payload is test data: tshark's guesses at what it carries (RPC over
-# RDMA, EoIB, SMB Direct...) are not ours to pass.
-NO_PAYLOAD_GUESSES=$(tshark -G heuristic-decodes 2>/dev/null |
-	awk '$1 == "infiniband.payload" && $2 != "ethertype" { printf "--disable-protocol %s ", $2 }')
+NO_PAYLOAD_GUESSES=$(no_payload_guesses)
 capture_ok() {
-	local pcap=$TMP/wire.pcap n bad ib toB toA i tpid
+	local pcap=$TMP/wire.pcap n bad ib toB toA i tpid cpid
 	ip netns exec "$NSC" tshark -i br0 -f "udp port 4791" -w "$pcap" > "$TMP/tshark.log" 2>&1 &
 	tpid=$!
-	for i in $(seq 100); do grep -q "^Capturing on" "$TMP/tshark.log" && break; sleep 0.1; done
-	vtest 20 21 22 23 24 > "$TMP/cap.out" 2>&1 || { kill "$tpid"; cat "$TMP/cap.out"; return 1; }
+	# vrdmactl capture on daemon A at the same time: it must see what the wire does
+	ip netns exec "$NSA" timeout -s INT 120 "$VRDMACTL" -s "$TMP/ctl.sock" capture "$TMP/daemon.pcap" 2> "$TMP/dcap.err" &
+	cpid=$!
+	for i in $(seq 100); do grep -q "^Capturing on" "$TMP/tshark.log" && grep -q "^capturing into" "$TMP/dcap.err" && break; sleep 0.1; done
+	vtest 20 21 22 23 24 > "$TMP/cap.out" 2>&1 || { kill "$tpid" "$cpid"; cat "$TMP/cap.out"; return 1; }
 	sleep 0.5
-	kill -INT "$tpid"
+	kill -INT "$tpid" "$cpid"
 	wait "$tpid" || true
+	wait "$cpid" || { echo "    vrdmactl capture failed: $(cat "$TMP/dcap.err")"; return 1; }
 	t() { tshark -r "$pcap" $NO_PAYLOAD_GUESSES "$@" 2>/dev/null | wc -l; }
 	n=$(t)
 	bad=$(t -Y _ws.malformed)
@@ -138,6 +139,25 @@ capture_ok() {
 		[ "$toA" -gt 0 ] && [ "$toB" -gt 0 ]
 }
 check "a capture on the bridge: valid RoCEv2, right MACs, both ways" capture_ok
+# The same frames, in the same order each way, byte for byte (the bridge's
+# capture is pcapng, the daemon's pcap: scapy reads both).
+daemon_capture_ok() {
+	"$PY" - "$TMP/wire.pcap" "$TMP/daemon.pcap" <<'EOP'
+import sys
+from scapy.all import rdpcap, IP
+def each_way(f):
+    ways = {}
+    for p in rdpcap(f):
+        if IP in p:
+            ways.setdefault(p[IP].dst, []).append(bytes(p))
+    return ways
+wire, daemon = each_way(sys.argv[1]), each_way(sys.argv[2])
+print("    wire: %s; daemon A: %s" % ({k: len(v) for k, v in wire.items()},
+                                      {k: len(v) for k, v in daemon.items()}))
+sys.exit(0 if wire == daemon and len(wire) == 2 else 1)
+EOP
+}
+check "vrdmactl capture on daemon A: the wire's frames each way, byte for byte" daemon_capture_ok
 
 # ---- the hosts' own traffic while RDMA runs ----
 # A TCP transfer checked by SHA-256, and ping both ways, beside a bulk run.

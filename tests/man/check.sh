@@ -161,12 +161,13 @@ check "vrdma-pingpong.1 documents every flag of vrdma-pingpong -h" \
 	flags_documented vrdma-pingpong.1 "$VRDMA_PINGPONG"
 check "vrdma-perf.1 documents every flag of vrdma-perf -h" flags_documented vrdma-perf.1 "$VRDMA_PERF"
 
-# vrdmactl's commands: the first word of each line under "Commands:".
+# vrdmactl's commands: the first word of each line under "Commands:" that
+# starts in column 3 (deeper ones continue the line above).
 commands_documented() {
 	local cmd n=0 missing=()
 	[ -x "$VRDMACTL" ] || { echo "$VRDMACTL is not built (run make)" >&2; return 1; }
 	section vrdmactl.8 COMMANDS > "$TMP/commands.txt"
-	for cmd in $("$VRDMACTL" -h 2>&1 | awk '/^Commands:/ { f = 1; next } f && !NF { exit } f { print $1 }'); do
+	for cmd in $("$VRDMACTL" -h 2>&1 | awk '/^Commands:/ { f = 1; next } f && !NF { exit } f && /^  [a-z]/ { print $1 }'); do
 		n=$((n + 1))
 		grep -qE "^       $cmd( |\$)" "$TMP/commands.txt" || missing+=("$cmd")
 	done
