@@ -21,8 +21,6 @@ IFA=vA$ID
 IFB=vB$ID
 TMP=$(mktemp -d /tmp/vrdmad-test.XXXXXX)
 DAEMON_PIDS=()
-NTEST=0
-NFAIL=0
 
 cleanup() {
 	local pid
@@ -163,24 +161,14 @@ jstat() {
 	ctl stats --json | jq -e "$1"
 }
 
-# Numbered checks, WireGuard style: `check "what" command...`.
-check() {
-	local what=$1
-	shift
-	NTEST=$((NTEST + 1))
-	if "$@"; then
-		printf '  [%2d] %-66s ok\n' "$NTEST" "$what"
-	else
-		printf '  [%2d] %-66s FAIL\n' "$NTEST" "$what"
-		NFAIL=$((NFAIL + 1))
-		[ -z "${DLOG:-}" ] || { echo "---- daemon log:"; tail -20 "$DLOG"; echo "----"; }
-	fi
-}
+source "$HERE/checks.sh"
+check_failed() { [ -z "${DLOG:-}" ] || { echo "---- daemon log:"; tail -20 "$DLOG"; echo "----"; }; }
 
-# summary: the plain closing line, and the exit code.
-summary() {
-	echo "$(basename "$0" .sh): $((NTEST - NFAIL)) passed, $NFAIL failed"
-	[ "$NFAIL" = 0 ]
+# tshark options that turn off its guesses at what a RoCE payload carries
+# (RPC over RDMA, EoIB, SMB Direct...): test data is none of those.
+no_payload_guesses() {
+	tshark -G heuristic-decodes 2>/dev/null |
+		awk '$1 == "infiniband.payload" && $2 != "ethertype" { printf "--disable-protocol %s ", $2 }'
 }
 
 udp() { "$PY" "$HERE/integration/udp.py" "$@"; }

@@ -18,6 +18,7 @@
 set -e
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/guest.sh"
+. "$HERE/../checks.sh"
 guest_require
 
 ID=$(printf '%04x' $(( ($$ ^ RANDOM) & 0xffff )))
@@ -25,8 +26,6 @@ NS=vrS-$ID
 TAP=vg$ID
 HOST_IP=10.210.0.1
 GUEST_CIDR=10.210.0.2/24
-NTEST=0
-NFAIL=0
 TMPD=$(mktemp -d /tmp/vrdma-smoke.XXXXXX)
 
 cleanup() {
@@ -36,17 +35,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-check() {
-	local what=$1
-	shift
-	NTEST=$((NTEST + 1))
-	if "$@"; then
-		printf '  [%2d] %-66s ok\n' "$NTEST" "$what"
-	else
-		printf '  [%2d] %-66s FAIL\n' "$NTEST" "$what"
-		NFAIL=$((NFAIL + 1))
-	fi
-}
 
 T0=$SECONDS
 guest_image
@@ -59,7 +47,7 @@ ip -n "$NS" addr add "$HOST_IP/24" dev "$TAP"
 
 booted() { guest_boot "$NS" "$TAP" "$GUEST_CIDR" "$HOST_IP"; }
 check "guest boots, rxe0 ACTIVE" booted
-[ -n "$GUEST_PID" ] || { echo "smoke: $((NTEST - NFAIL)) passed, $NFAIL failed"; exit 1; }
+[ -n "$GUEST_PID" ] || { summary smoke; exit 1; }
 echo "smoke: guest up in $GUEST_BOOT_SECS s (console: $GUEST_CONSOLE)"
 
 host_ping() { ip netns exec "$NS" ping -c 2 -i 0.3 -W 2 "$GUEST_IP" > /dev/null; }
@@ -128,5 +116,4 @@ check "ib_write_bw -x 1 server+client in the guest" write_bw_ok
 [ -z "${BW:-}" ] || echo "smoke: ib_write_bw in the guest: $BW Gb/s (64 KiB writes, rxe loopback, TCG)"
 
 echo "smoke: $((SECONDS - T0)) s in all"
-echo "smoke: $((NTEST - NFAIL)) passed, $NFAIL failed"
-[ "$NFAIL" = 0 ]
+summary smoke

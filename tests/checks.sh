@@ -1,0 +1,26 @@
+# Numbered checks, WireGuard style, for every test script: source it, then
+# `check "what" command...` for each, and end with `summary NAME`.
+# A script may define check_failed, called after a failed check (the netns
+# tests print the daemon's log there).
+NTEST=0
+NFAIL=0
+
+check() {
+	local what=$1
+	shift
+	NTEST=$((NTEST + 1))
+	if "$@"; then
+		printf '  [%2d] %-66s ok\n' "$NTEST" "$what"
+	else
+		printf '  [%2d] %-66s FAIL\n' "$NTEST" "$what"
+		NFAIL=$((NFAIL + 1))
+		! declare -F check_failed > /dev/null || check_failed
+	fi
+}
+
+# summary [NAME]: the plain closing line ("NAME: N passed, M failed", which
+# tests/run-*.sh add up; NAME defaults to the script's), and the exit code.
+summary() {
+	echo "${1:-$(basename "$0" .sh)}: $((NTEST - NFAIL)) passed, $NFAIL failed"
+	[ "$NFAIL" = 0 ]
+}
