@@ -23,7 +23,7 @@ DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
 	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
 	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db \
-	systemd-container
+	systemd-container libvirt-clients
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -68,7 +68,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
-.PHONY: all deps check man-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
+.PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -83,6 +83,7 @@ help:
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
 	@echo 'make systemd-check  vrdmad.service under systemd in a container (root)'
+	@echo 'make install-check  make install / uninstall into a scratch DESTDIR'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
 	@echo 'make bench      benchmarks (root)'
 	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (PREFIX=$(PREFIX))'
@@ -246,6 +247,11 @@ man-check: all
 
 # vrdmad.service under a real systemd as PID 1 (a cached Debian root booted
 # with systemd-nspawn): start, STATUS, reload, stop, watchdog, exposure.
+# make install / uninstall into a scratch DESTDIR (PREFIX=/usr, as
+# systemd-check installs: the daemon is rebuilt for that LIBDIR once).
+install-check: all
+	$(Q)tests/install/check.sh
+
 systemd-check: all
 	$(Q)VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) tests/systemd/nspawn.sh
 
@@ -257,6 +263,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
 	$(Q)$(MAKE) --no-print-directory interop
+	$(Q)$(MAKE) --no-print-directory install-check
 	$(Q)$(MAKE) --no-print-directory systemd-check
 
 demo: deps
