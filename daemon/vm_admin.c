@@ -137,8 +137,8 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 		snprintf(err, errlen, "cannot create its device: %s", strerror(-ret));
 		goto free_vdev;
 	}
-	/* Connections are accepted on this thread, so none before we return. */
-	d->vdev_ptrs[id] = v;
+	/* Connections are accepted on this thread, so none before we return;
+	 * the workers see the device once change_table() publishes it. */
 	ret = vm_server_listen(d, id, err, errlen);
 	if (ret)
 		goto free_device;
@@ -153,7 +153,6 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 	return 0;
 
 free_device:
-	d->vdev_ptrs[id] = NULL;
 	vdev_free(v);
 free_vdev:
 	free(v);

@@ -148,7 +148,7 @@ stats_fields() {
 	j=$(ctl stats --json) && [ -n "$j" ] && jq -e '
 	(.xdp | keys) == ["ip_fragment", "malformed", "no_xsk", "passed", "redirected"]
 	and ([.xdp[]] | all(type == "number"))
-	and (.port | keys) == ["drops", "handed_over", "loopback_frames", "rx_buffers", "rx_bytes",
+	and (.port | keys) == ["capture_lost", "drops", "handed_over", "loopback_frames", "rx_buffers", "rx_bytes",
 			       "rx_frames", "tx_bytes", "tx_frames", "xsk"]
 	and (.port.xsk | keys) == ["rx_dropped", "rx_fill_ring_empty", "rx_invalid_descs",
 				   "rx_ring_full", "tx_invalid_descs", "tx_ring_empty"]

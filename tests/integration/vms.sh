@@ -136,8 +136,10 @@ check "del-vm gamma: exit 0" ctl del-vm gamma
 check "... its socket is gone, list no longer has it" eval '[ ! -e "$TMP/gamma.sock" ] && names alpha beta eps delta'
 redirected=$(jstat .xdp.redirected); passed=$(jstat .xdp.passed)
 roce 10.212.0.31 20
+# (passed also counts the hosts' own ARP and neighbour discovery)
 check "... XDP leaves frames to its GID to the kernel again (20 passed, none redirected)" \
-	test "$(( $(jstat .xdp.passed) - passed ))-$(( $(jstat .xdp.redirected) - redirected ))" = "20-0"
+	eval '[ $(( $(jstat .xdp.passed) - passed )) -ge 20 ] && [ $(( $(jstat .xdp.redirected) - redirected )) = 0 ]'
+
 del_again() { local rc=0; ctl del-vm gamma 2> "$TMP/del.err" || rc=$?; [ "$rc" = 1 ] && grep -q "no VM named 'gamma'" "$TMP/del.err"; }
 check "del-vm of a VM that is not there: exit 1, says so" del_again
 
