@@ -133,6 +133,10 @@ static int state_path(struct xdp_port *port, const char *control_socket)
 	int dirlen = slash ? (int)(slash - control_socket) + 1 : 0;
 	int n;
 
+	/* No control socket (the raw XSK benchmark): no daemon, no record. */
+	port->state_path[0] = '\0';
+	if (!control_socket[0])
+		return 0;
 	n = snprintf(port->state_path, sizeof(port->state_path), "%.*sxdp-%s.state",
 		     dirlen, control_socket, port->ifname);
 	return n < (int)sizeof(port->state_path) ? 0 : -ENAMETOOLONG;
@@ -179,6 +183,8 @@ static int write_state(const struct xdp_port *port, const char *control_socket)
 	char tmp[sizeof(port->state_path) + 4];
 	int fd, err = 0;
 
+	if (!port->state_path[0])
+		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", port->state_path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
@@ -202,7 +208,8 @@ static void remove_state(const struct xdp_port *port)
 {
 	struct xdp_state st;
 
-	if (read_state(port->state_path, &st) == 0 && st.ifindex == port->ifindex &&
+	if (port->state_path[0] && read_state(port->state_path, &st) == 0 &&
+	    st.ifindex == port->ifindex &&
 	    st.prog_id == port->prog_id && unlink(port->state_path) < 0)
 		log_warn("cannot remove %s: %s", port->state_path, strerror(errno));
 }
@@ -227,6 +234,8 @@ static void reclaim_leftover(const struct xdp_port *port, const struct vrdma_con
 	struct xdp_state st;
 	int err;
 
+	if (!port->state_path[0])
+		return;
 	err = read_state(port->state_path, &st);
 	if (err) {
 		if (err != -ENOENT)
