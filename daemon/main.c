@@ -36,9 +36,13 @@ bool vrdmad_dataplane_healthy(const struct vrdmad *d, uint64_t max_age_ns)
 	uint64_t now = mono_ns();
 	unsigned int i;
 
-	for (i = 0; i < d->n_workers; i++)
-		if (now - atomic_load(&d->workers[i].heartbeat_ns) > max_age_ns)
+	for (i = 0; i < d->n_workers; i++) {
+		uint64_t beat = atomic_load(&d->workers[i].heartbeat_ns);
+
+		/* A beat after our clock read is fresh, not 2^64 ns old. */
+		if (beat < now && now - beat > max_age_ns)
 			return false;
+	}
 	return true;
 }
 
