@@ -65,21 +65,8 @@ fi
 # Holding the lock, any build directory left is from an interrupted build.
 rm -rf "$CACHE"/.build-*
 
-# The Debian mirror apt already uses (deb822 or one-line format).
-mirror() {
-	local f u
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		u=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { if ($i !~ /security/) { print $i; exit } ; break } }' "$f")
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-}
-MIRROR=${VRDMA_GUEST_MIRROR:-$(mirror)}
+. "$HERE/../debian-mirror.sh"
+MIRROR=${VRDMA_GUEST_MIRROR:-$(debian_mirror)}
 [ -n "$MIRROR" ] || die "no Debian mirror found in /etc/apt/sources.list*; set VRDMA_GUEST_MIRROR"
 
 T0=$SECONDS

@@ -105,20 +105,7 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- the root
 
-# The Debian mirror apt already uses (deb822 or one-line format).
-mirror() {
-	local f u
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		u=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		u=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /:\/\//) { if ($i !~ /security/) { print $i; exit } ; break } }' "$f")
-		[ -n "$u" ] && { echo "$u"; return; }
-	done
-}
+. "$HERE/../debian-mirror.sh"
 
 # build_root DIR: debootstrap the container's root into DIR.
 build_root() {
@@ -146,7 +133,7 @@ if [ ! -d "$BASE/root/usr/lib/systemd" ]; then
 	exec 8> "$CACHE/.lock"
 	flock -n 8 || { say "another build is running; waiting for it"; flock 8; }
 	if [ ! -d "$BASE/root/usr/lib/systemd" ]; then
-		MIRROR=${VRDMA_GUEST_MIRROR:-$(mirror)}
+		MIRROR=${VRDMA_GUEST_MIRROR:-$(debian_mirror)}
 		[ -n "$MIRROR" ] || die "no Debian mirror in /etc/apt/sources.list*; set VRDMA_GUEST_MIRROR"
 		rm -rf --one-file-system "$CACHE"/.build-nspawn-*
 		BUILD_DIR=$(mktemp -d "$CACHE/.build-nspawn-$KEY.XXXXXX")
