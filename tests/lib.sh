@@ -89,39 +89,54 @@ EOC
 	echo "$f"
 }
 
-# start_daemon CONF: run vrdmad in $NSA, wait until its control socket answers.
-start_daemon() {
-	local log=$TMP/vrdmad.$NTEST.log i
-	ip netns exec "$NSA" "$VRDMAD" -c "$1" > "$log" 2>&1 &
-	DPID=$!
-	DAEMON_PIDS+=("$DPID")
-	DLOG=$log
+# run_vrdmad NS CONF LOG CTL: run vrdmad in NS, logging to LOG, until CTL
+# (ctl or ctlb) gets an answer to status; its pid in VPID.
+run_vrdmad() {
+	local i
+	ip netns exec "$1" "$VRDMAD" -c "$2" > "$3" 2>&1 &
+	VPID=$!
+	DAEMON_PIDS+=("$VPID")
 	for i in $(seq 100); do
-		if ctl status > /dev/null 2>&1; then return 0; fi
-		kill -0 "$DPID" 2>/dev/null || break
+		if "$4" status > /dev/null 2>&1; then return 0; fi
+		kill -0 "$VPID" 2>/dev/null || break
 		sleep 0.1
 	done
-	echo "vrdmad did not come up; its log:" >&2
-	cat "$log" >&2
+	echo "vrdmad in $1 did not come up; its log:" >&2
+	cat "$3" >&2
 	return 1
+}
+
+# start_daemon CONF: run vrdmad in $NSA, wait until its control socket
+# answers; its pid and log in DPID, DLOG.
+start_daemon() {
+	DLOG=$TMP/vrdmad.$NTEST.log
+	local rc=0
+	run_vrdmad "$NSA" "$1" "$DLOG" ctl || rc=$?
+	DPID=$VPID
+	return $rc
 }
 
 # start_daemon_b CONF: a second vrdmad, in $NSB, controlled at $TMP/ctlB.sock
 # (ctlb); its pid and log in DPID_B, DLOG_B.
 start_daemon_b() {
-	local i
 	DLOG_B=$TMP/vrdmad-b.$NTEST.log
-	ip netns exec "$NSB" "$VRDMAD" -c "$1" > "$DLOG_B" 2>&1 &
-	DPID_B=$!
-	DAEMON_PIDS+=("$DPID_B")
-	for i in $(seq 100); do
-		if ctlb status > /dev/null 2>&1; then return 0; fi
-		kill -0 "$DPID_B" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "the second vrdmad did not come up; its log:" >&2
-	cat "$DLOG_B" >&2
-	return 1
+	local rc=0
+	run_vrdmad "$NSB" "$1" "$DLOG_B" ctlb || rc=$?
+	DPID_B=$VPID
+	return $rc
+}
+
+# listen_while UDP.PY-ARGS...: run udp.py with those arguments in $NSB while
+# a kernel socket on UDP 4791 in $NSA listens; GOT = what that socket
+# received (frames XDP left to the stack).
+listen_while() {
+	local out=$TMP/recv.$NTEST rpid
+	ip netns exec "$NSA" "$PY" "$HERE/integration/udp.py" recv 4791 1.5 > "$out" &
+	rpid=$!
+	for _ in $(seq 50); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
+	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" "$@"
+	wait "$rpid"
+	GOT=$(tail -1 "$out")
 }
 
 # wait_listen NS PORT [SECONDS]: until a TCP server listens on PORT in NS

@@ -30,19 +30,10 @@ check_config_ok() { "$VRDMAD" --check-config -c "$CONF" | grep -q ': OK (2 VMs)$
 check "--check-config accepts the test config" check_config_ok
 start_daemon "$CONF"
 
-# Run a sender in B while a kernel socket listens on 4791 in A; sets GOT
-# (what the kernel socket received). send_and_listen ADDR PORT COUNT [SIZE]
-# sends UDP datagrams; roce_and_listen DST COUNT [OPTS] sends valid RoCEv2
-# frames built by udp.py (zlib ICRC, independent of vrdmad's codec).
-listen_while() {
-	local out=$TMP/recv.$NTEST
-	ip netns exec "$NSA" "$PY" "$HERE/integration/udp.py" recv 4791 1.5 > "$out" &
-	local rpid=$!
-	for _ in $(seq 50); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
-	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" "$@"
-	wait "$rpid"
-	GOT=$(tail -1 "$out")
-}
+# A sender in B while a kernel socket listens on 4791 in A (listen_while,
+# lib.sh); GOT = what that socket received. send_and_listen ADDR PORT COUNT
+# [SIZE] sends UDP datagrams; roce_and_listen DST COUNT [OPTS] sends valid
+# RoCEv2 frames built by udp.py (zlib ICRC, independent of vrdmad's codec).
 send_and_listen() { listen_while send "$@"; }
 roce_and_listen() {
 	local dst=$1 count=$2 src=10.201.0.2

@@ -36,15 +36,7 @@ vm_rx() { jstat ".vms[] | select(.name == \"$1\") | .rx_frames"; }
 cqes() { jstat ".vms[] | select(.name == \"$1\") | .device.cqes"; }
 # roce DST COUNT: valid RoCEv2 frames from B; GOT = what a kernel socket on
 # 4791 in A received meanwhile (frames XDP left to the stack).
-roce() {
-	local out=$TMP/recv.$NTEST
-	ip netns exec "$NSA" "$PY" "$HERE/integration/udp.py" recv 4791 1.5 > "$out" &
-	local rpid=$!
-	for _ in $(seq 50); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
-	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" roce "$IFB" "$MAC_A" 10.212.0.2 "$1" "$2"
-	wait "$rpid"
-	GOT=$(tail -1 "$out")
-}
+roce() { listen_while roce "$IFB" "$MAC_A" 10.212.0.2 "$1" "$2"; }
 
 # The ping-pong that must not notice anything (run itself, so that $! is
 # the process to stop): long enough to outlast the
