@@ -18,6 +18,7 @@
 #include "control.h"
 #include "capture.h"
 #include "log.h"
+#include "unix_path.h"
 #include "vm_admin.h"
 #include "vrdma_control.h"
 
@@ -683,50 +684,6 @@ close_fd:
 	return 0;
 }
 
-/* A socket file left by a daemon that died is removed; one that answers
- * belongs to a running daemon and is left alone. */
-static int claim_path(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, err;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISSOCK(st.st_mode)) {
-		log_err("control socket %s exists and is not a socket: remove it or set "
-			"[daemon] control_socket", path);
-		return -EEXIST;
-	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	err = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? -errno : 0;
-	close(fd);
-	if (!err) {
-		log_err("control socket %s is in use: another vrdmad is running "
-			"(stop it, or give this one another control_socket)", path);
-		return -EADDRINUSE;
-	}
-	return unlink(path) < 0 ? -errno : 0;
-}
-
-static int make_parent_dir(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 int control_open(struct vrdmad *d, const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -740,13 +697,21 @@ int control_open(struct vrdmad *d, const char *path)
 	srv->d = d;
 	snprintf(srv->path, sizeof(srv->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	err = make_parent_dir(path);
-	if (err) {
+	err = unix_path_mkparent(path);
+	if (err < 0) {
 		log_err("cannot create the directory of control socket %s: %s", path,
 			strerror(-err));
 		goto free_srv;
 	}
-	err = claim_path(path);
+	/* A socket left by a daemon that died is replaced; one that answers
+	 * belongs to a running daemon and is left alone. */
+	err = unix_path_claim(path);
+	if (err == -EEXIST)
+		log_err("control socket %s exists and is not a socket: remove it or set "
+			"[daemon] control_socket", path);
+	else if (err == -EADDRINUSE)
+		log_err("control socket %s is in use: another vrdmad is running "
+			"(stop it, or give this one another control_socket)", path);
 	if (err)
 		goto free_srv;
 	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

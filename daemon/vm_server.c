@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "unix_path.h"
 #include "vm_server.h"
 
 struct vm_conn {
@@ -168,51 +169,6 @@ static int lookup_ids(const struct vrdma_vm_config *vc, uid_t *uid, gid_t *gid)
 	return 0;
 }
 
-/* /run/vrdmad when systemd did not make it (RuntimeDirectory=): one level
- * only, so a mistyped path still fails loudly. */
-static void make_parent_dir(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *slash;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return;
-	*slash = '\0';
-	if (mkdir(dir, 0755) == 0)
-		log_info("created %s", dir);
-}
-
-/* A socket file left by a previous run is ours to replace; one a live
- * process listens on, or anything that is not a socket, is not. */
-static int claim_path(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	struct stat st;
-	int fd, live;
-
-	if (lstat(path, &st))
-		return 0;
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "%s exists and is not a socket; remove it or choose "
-			 "another socket path", path);
-		return -EEXIST;
-	}
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return -errno;
-	live = !connect(fd, (struct sockaddr *)&addr, sizeof(addr)) || errno == EAGAIN;
-	close(fd);
-	if (live) {
-		snprintf(err, errlen, "socket %s is in use: a process listens on it", path);
-		return -EADDRINUSE;
-	}
-	unlink(path);
-	return 0;
-}
-
 static int open_listener(struct vm_conn *c, const struct vrdma_vm_config *vc, char *err,
 			 size_t errlen)
 {
@@ -228,8 +184,20 @@ static int open_listener(struct vm_conn *c, const struct vrdma_vm_config *vc, ch
 		return -ENOENT;
 	}
 	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", vc->socket);
-	make_parent_dir(vc->socket);
-	ret = claim_path(vc->socket, err, errlen);
+	/* /run/vrdmad when systemd did not make it (RuntimeDirectory=); a
+	 * failure shows as bind's */
+	if (unix_path_mkparent(vc->socket) == 1)
+		log_info("created the directory of %s", vc->socket);
+	/* A socket left by a previous run is ours to replace; one a live
+	 * process listens on, or anything that is not a socket, is not. */
+	ret = unix_path_claim(vc->socket);
+	if (ret == -EEXIST)
+		snprintf(err, errlen, "%s exists and is not a socket; remove it or choose "
+			 "another socket path", vc->socket);
+	else if (ret == -EADDRINUSE)
+		snprintf(err, errlen, "socket %s is in use: a process listens on it", vc->socket);
+	else if (ret)
+		snprintf(err, errlen, "cannot replace %s: %s", vc->socket, strerror(-ret));
 	if (ret)
 		return ret;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
