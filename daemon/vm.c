@@ -49,25 +49,17 @@ void vm_table_free(struct vm_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static bool have_gid(const struct vm_table *t, const struct vrdma_gid *g)
-{
-	unsigned int i;
-
-	for (i = 0; i < t->n_gids; i++)
-		if (!memcmp(t->gids[i].gid.raw, g->raw, sizeof(g->raw)))
-			return true;
-	return false;
-}
-
 /* The sorted index from the used slots. Configured GIDs are unique
  * (vm_table_check); a VM may also add the link-local GID of its own MAC
  * (ADD_GID). One derived from the port's MAC would be the host's, so only an
- * own MAC counts, and an address claimed twice goes to the lower slot. */
+ * own MAC counts, and an address claimed twice goes to the lower slot. Runs
+ * with every worker quiesced: sorted lookups, not a scan per link-local. */
 static void rebuild_index(struct vm_table *t)
 {
 	const struct vm *vm;
 	struct vrdma_gid ll;
-	unsigned int j;
+	unsigned int j, n_cfg, k;
+	bool taken;
 
 	t->n_gids = 0;
 	t->n_vms = 0;
@@ -80,14 +72,21 @@ static void rebuild_index(struct vm_table *t)
 		for (j = 0; j < vm->cfg.n_gids; j++)
 			t->gids[t->n_gids++] = (struct vm_gid){ vm->cfg.gids[j], vm->id };
 	}
+	qsort(t->gids, t->n_gids, sizeof(*t->gids), gid_cmp);
+	n_cfg = t->n_gids;
 	vm_table_for_each(t, vm) {
 		if (!vm->cfg.has_mac)
 			continue;
 		vm_link_local_gid(vm->cfg.mac, &ll);
-		if (!have_gid(t, &ll))
+		taken = n_cfg && bsearch(&ll, t->gids, n_cfg, sizeof(*t->gids), gid_cmp);
+		/* and the link-locals added so far, at most one per VM */
+		for (k = n_cfg; k < t->n_gids && !taken; k++)
+			taken = !gid_cmp(&t->gids[k].gid, &ll);
+		if (!taken)
 			t->gids[t->n_gids++] = (struct vm_gid){ ll, vm->id };
 	}
-	qsort(t->gids, t->n_gids, sizeof(*t->gids), gid_cmp);
+	if (t->n_gids > n_cfg)
+		qsort(t->gids, t->n_gids, sizeof(*t->gids), gid_cmp);
 }
 
 const struct vm *vm_table_find_gid(const struct vm_table *t, const struct vrdma_gid *gid)
