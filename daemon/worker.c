@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -549,8 +550,13 @@ static void *worker_main(void *arg)
 			idle_since = now;
 			continue;
 		}
-		if (now - idle_since < w->idle_spin_ns)
+		/* Spin, but give the core to anyone else who wants it: the
+		 * guests' vCPUs run on these cores too, and a worker that only
+		 * spins delays the very post or poll it is waiting for. */
+		if (now - idle_since < w->idle_spin_ns) {
+			sched_yield();
 			continue;
+		}
 		sleep_until(w, next_timer);
 	}
 	return NULL;
