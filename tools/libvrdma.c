@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -125,6 +126,7 @@ struct vrdma_ctx {
 	unsigned int timeout_ms;
 	bool dead;			/* connection lost or out of step: no more requests */
 	bool reply_ack;
+	bool poll_yield;		/* an empty poll gives up the CPU */
 	uint32_t max_cq, max_qp;
 	struct extent *free_list;	/* sorted by offset, coalesced */
 	uint32_t *alloc_pages;		/* per page: length in pages of the allocation starting there */
@@ -932,6 +934,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	ctx->mem = MAP_FAILED;
 	ctx->mem_size = mem_size;
 	ctx->timeout_ms = attr && attr->timeout_ms ? attr->timeout_ms : DEFAULT_TIMEOUT_MS;
+	ctx->poll_yield = !getenv("VRDMA_POLL_YIELD") || strcmp(getenv("VRDMA_POLL_YIELD"), "0");
 	vring_init(&ctx->ctrl);
 	list_init(&ctx->pds);
 	list_init(&ctx->mrs);
@@ -1447,6 +1450,10 @@ int vrdma_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc)
 	}
 	if (reposted)
 		vring_publish(&cq->vq);
+	/* Nothing yet: the daemon that will write it may be waiting for this
+	 * very core. */
+	if (!got && !ret && cq->ctx->poll_yield)
+		sched_yield();
 	return got ? got : ret;
 }
 

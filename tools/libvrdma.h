@@ -87,7 +87,10 @@ int vrdma_destroy_cq(struct vrdma_cq *cq);
 uint32_t vrdma_cq_handle(const struct vrdma_cq *cq);
 /* Up to n completions; returns how many (0: none now), or -EIO for a used
  * entry the device should not have written. Asynchronous-event CQEs (opcode
- * VIRTIO_RDMA_WC_ASYNC_EVENT) are returned like completions. */
+ * VIRTIO_RDMA_WC_ASYNC_EVENT) are returned like completions. A poll that
+ * finds nothing yields the CPU (sched_yield), so that a program polling in a
+ * loop leaves the core to the daemon it waits for; VRDMA_POLL_YIELD=0 in the
+ * environment (read by vrdma_open) makes it return at once instead. */
 int vrdma_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc);
 int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only);
 /* The CQ queue's call eventfd, and a wait on it (timeout_ms < 0: forever):

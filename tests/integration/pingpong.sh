@@ -137,6 +137,45 @@ check "-c on the server alone: \"invalid data in page N\" x 3, exit 1" chk_catch
 run_pair addr "-n 100" "-n 100" 10.206.0.1
 check "rc: exchange over 10.206.0.1" run_ok addr 4096 100
 
+# Polling yields: an empty poll gives the core up (sched_yield) unless
+# VRDMA_POLL_YIELD=0, and the daemon's workers yield while they spin. strace
+# counts the calls: the client's own, and the daemon's while it serves them
+# (LeakSanitizer cannot run under ptrace: no leak check for the traced client).
+# poll_yields NAME VALUE: a 4096 B RC run, the client under strace with
+# VRDMA_POLL_YIELD=VALUE; YIELDS = its sched_yield calls, DYIELDS the daemon's.
+poll_yields() {
+	local name=$1 val=$2 spid tpid
+	PORT=$((PORT + 1))
+	pp -d "$TMP/alpha.sock" -p "$PORT" -n 300 > "$TMP/$name.srv.out" 2> "$TMP/$name.srv.err" &
+	spid=$!
+	wait_listen "$NSA" "$PORT" || true
+	strace -f -qq -e trace=sched_yield -o "$TMP/$name.dstrace" -p "$DPID" &
+	tpid=$!
+	sleep 0.5	# attached to every thread
+	CRC=0
+	ip netns exec "$NSA" strace -f -qq -e trace=sched_yield -o "$TMP/$name.strace" \
+		env VRDMA_POLL_YIELD="$val" ASAN_OPTIONS=detect_leaks=0 timeout 60 "$VRDMA_PINGPONG" -d "$TMP/beta.sock" \
+		-p "$PORT" -n 300 127.0.0.1 > "$TMP/$name.cli.out" 2> "$TMP/$name.cli.err" || CRC=$?
+	SRC=0
+	wait "$spid" || SRC=$?
+	kill -INT "$tpid" 2>/dev/null || true
+	wait "$tpid" || true
+	YIELDS=$(grep -c 'sched_yield(' "$TMP/$name.strace" || true)
+	DYIELDS=$(grep -c 'sched_yield(' "$TMP/$name.dstrace" || true)
+	echo "    client sched_yield calls: $YIELDS, daemon's: $DYIELDS"
+}
+yields_by_default() {
+	poll_yields yield ""
+	run_ok yield 4096 300 && [ "$YIELDS" -gt 0 ] && [ "$DYIELDS" -gt 0 ]
+}
+spins_with_zero() {
+	poll_yields spin 0
+	run_ok spin 4096 300 && [ "$YIELDS" = 0 ]
+}
+check "rc: an empty poll yields the CPU; the daemon's workers yield as they spin" \
+	yields_by_default
+check "rc: VRDMA_POLL_YIELD=0: the client never yields" spins_with_zero
+
 # Errors: a clear line on stderr, exit 1, no hang.
 fails() {	# fails NAME PATTERN ARGS...: exit 1 and PATTERN on stderr
 	local name=$1 pat=$2 rc=0
