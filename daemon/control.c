@@ -213,6 +213,7 @@ static json_object *stats_json(struct vrdmad *d)
 		json_object_object_add(e, "id", json_object_new_int(i));
 		json_object_object_add(e, "rx_frames", json_u64(stat_read(&s->rx_frames)));
 		json_object_object_add(e, "rx_bytes", json_u64(stat_read(&s->rx_bytes)));
+		json_object_object_add(e, "wakeups", json_u64(stat_read(&s->wakeups)));
 		json_object_array_add(arr, e);
 		fr += stat_read(&s->rx_frames);
 		by += stat_read(&s->rx_bytes);
