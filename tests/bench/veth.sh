@@ -59,7 +59,7 @@ wait_started() {	# FILE PID: xsk_raw says " on " on stderr once its port is open
 	done
 	echo "bench: xsk_raw did not start:" >&2; cat "$1" >&2; return 1
 }
-# raw: sets RAW_LINE RAW_GBPS PING_LINE RAW_P50 RAW_P99 (round trips)
+# raw: sets RAW_LINE RAW_GBPS PING_LINE RAW_P50 RAW_P99 (round trips), SLEEP_LINE
 raw() {
 	local spid
 	xraw_a sink -t $((SECS + 30)) > "$TMP/sink.out" 2> "$TMP/sink.err" &
@@ -77,6 +77,14 @@ raw() {
 	wait "$spid" || true
 	RAW_P50=$(field p50_us "$PING_LINE")
 	RAW_P99=$(field p99_us "$PING_LINE")
+
+	# For context: the same with both ends asleep in poll() between frames,
+	# i.e. what two thread wakeups per round trip cost on this machine.
+	xraw_a pong --sleep -t 120 > "$TMP/pong.out" 2> "$TMP/pong.err" &
+	spid=$!; DAEMON_PIDS+=("$spid")
+	wait_started "$TMP/pong.err" "$spid"
+	SLEEP_LINE=$(xraw_b ping --sleep -s 64 -n "$LAT_ITERS" 2> "$TMP/ping.err")
+	wait "$spid" || true
 }
 
 # ---- (2), (3) vrdmad ----
@@ -114,6 +122,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # ratios. Round 1 also runs the whole goodput table.
 declare -A GOOD
 W_RATIOS=() L_RATIOS=() RAW_G=() RAW_L50=() RAW_L99=() RC_G=() RC_L50=() RC_L99=()
+SLEEP_L50=() SLEEP_L99=()
 for round in $(seq "$ROUNDS"); do
 	raw
 	start_daemon "$CONF_A"
@@ -136,6 +145,7 @@ for round in $(seq "$ROUNDS"); do
 	RC_P50=$(awk '$1 == 64 && NF >= 8 { print $5 * 2 }' <<< "$LAT")
 	RC_P99=$(awk '$1 == 64 && NF >= 8 { print $8 * 2 }' <<< "$LAT")
 	RAW_G+=("$RAW_GBPS") RAW_L50+=("$RAW_P50") RAW_L99+=("$RAW_P99")
+	SLEEP_L50+=("$(field p50_us "$SLEEP_LINE")") SLEEP_L99+=("$(field p99_us "$SLEEP_LINE")")
 	RC_G+=("$W1M") RC_L50+=("$RC_P50") RC_L99+=("$RC_P99")
 	W_RATIOS+=("$(ratio "$W1M" "$RAW_GBPS")")
 	L_RATIOS+=("$(ratio "$RC_P50" "$RAW_P50")")
@@ -163,6 +173,8 @@ done
 printf '%-36s %12s\n' "kernel TCP (iperf3, 1 stream)" "$TCP_GBPS"
 printf '%-36s %12s %16s\n' "raw XSK ping-pong 64 B" "" \
 	"$(median <<< "${RAW_L50[*]}") / $(median <<< "${RAW_L99[*]}")"
+printf '%-36s %12s %16s\n' "raw XSK ping-pong 64 B, poll() waits" "" \
+	"$(median <<< "${SLEEP_L50[*]}") / $(median <<< "${SLEEP_L99[*]}")"
 printf '%-36s %12s %16s\n' "vrdma RC SEND ping-pong 64 B" "" \
 	"$(median <<< "${RC_L50[*]}") / $(median <<< "${RC_L99[*]}")"
 echo "(the 64 B and 4 KiB rows and send are round 1's; RC round trips are perftest's"
@@ -170,6 +182,7 @@ echo " send_lat t_typical and 99% percentile, doubled)"
 echo
 echo "$RAW_LINE"
 echo "$PING_LINE"
+echo "$SLEEP_LINE"
 echo "bench: write_1MiB_vs_raw rounds=${W_RATIOS[*]}"
 echo "bench: send_64B_lat_vs_raw rounds=${L_RATIOS[*]}"
 echo "bench: write_1MiB_vs_raw ratio=$(median <<< "${W_RATIOS[*]}")"
