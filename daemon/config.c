@@ -182,19 +182,34 @@ static int lookup(const char *const *names, size_t n, const char *s)
 	return -1;
 }
 
-static bool gid_unusable(const struct vrdma_gid *g)
+/* Why an address cannot be a unicast RoCE GID, or NULL if it can. */
+static const char *gid_unusable(const struct vrdma_gid *g)
 {
 	static const uint8_t zero[16];
 	const uint8_t *r = g->raw;
 
-	if (vrdma_gid_is_v4mapped(g))
-		return !memcmp(r + 12, zero, 4) || r[12] == 127 ||
-		       (r[12] & 0xf0) == 0xe0;
+	if (vrdma_gid_is_v4mapped(g)) {
+		if (!memcmp(r + 12, zero, 4))
+			return "the unspecified address";
+		if (r[12] == 0)
+			return "in 0.0.0.0/8, which is not a host's address";
+		if (r[12] == 127)
+			return "a loopback address";
+		if ((r[12] & 0xf0) == 0xe0)
+			return "a multicast address";
+		if (r[12] == 255 && r[13] == 255 && r[14] == 255 && r[15] == 255)
+			return "the broadcast address";
+		if ((r[12] & 0xf0) == 0xf0)
+			return "in the reserved 240.0.0.0/4";
+		return NULL;
+	}
 	if (r[0] == 0xff)
-		return true;
-	if (!memcmp(r, zero, 15))
-		return r[15] == 0 || r[15] == 1;	/* :: and ::1 */
-	return false;
+		return "a multicast address";
+	if (!memcmp(r, zero, 15) && r[15] == 0)
+		return "the unspecified address";
+	if (!memcmp(r, zero, 15) && r[15] == 1)
+		return "a loopback address";
+	return NULL;
 }
 
 /* ---- [daemon] ---- */
@@ -350,6 +365,7 @@ static int add_gid(struct parser *p, const char *item)
 {
 	struct vrdma_vm_config *vm = cur_vm(p);
 	struct vrdma_gid g;
+	const char *why;
 	int owner;
 
 	if (!*item)
@@ -357,10 +373,9 @@ static int add_gid(struct parser *p, const char *item)
 	if (vrdma_gid_parse(&g, item))
 		return perr(p, p->line,
 			    "gid '%s' is not an IPv4 or IPv6 address", item);
-	if (gid_unusable(&g))
-		return perr(p, p->line,
-			    "gid '%s' cannot be used (multicast, loopback or unspecified)",
-			    item);
+	why = gid_unusable(&g);
+	if (why)
+		return perr(p, p->line, "gid '%s' cannot be used: it is %s", item, why);
 	owner = gid_owner(p, &g);
 	if (owner >= 0)
 		return perr(p, p->line,
