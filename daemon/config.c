@@ -881,8 +881,6 @@ int vrdma_vm_config_from_keys(struct vrdma_vm_config *vc, const char *name,
 	}
 	if (!p.rc)
 		check_vm(&p, &tmp.vms[0]);
-	if (!p.rc && !strcmp(tmp.vms[0].socket, VRDMA_CONF_DEFAULT_CONTROL))
-		perr(&p, 0, "vm %s would use the control socket's path", name);
 	if (!p.rc)
 		*vc = tmp.vms[0];
 free_vms:

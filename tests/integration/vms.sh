@@ -86,6 +86,8 @@ check "a GID that is not an address is refused" refused "gid '10.212.0.300' is n
 	x --gid 10.212.0.300 --socket "$TMP/x.sock"
 check "another VM's socket path is refused" refused "is VM alpha's" \
 	x --gid 10.212.0.41 --socket "$TMP/alpha.sock"
+check "the daemon's control socket path is refused" refused "is vrdmad's control socket" \
+	x --gid 10.212.0.41 --socket "$TMP/ctl.sock"
 ip netns exec "$NSA" "$PY" -c "
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(60)" "$TMP/busy.sock" &

@@ -318,8 +318,6 @@ static void test_vm_from_keys(void **state)
 			  "add-vm: gid '10.9.0.1' already belongs to vm a (line 1)" },
 		/* 12 */ { "a", { { "gid", "10.9.0.1" }, { "socket_owner", "" } }, 2,
 			  "add-vm: empty value for 'socket_owner'" },
-		/* 13 */ { "a", { { "gid", "10.9.0.1" }, { "socket", "/run/vrdmad/control.sock" } }, 2,
-			  "add-vm: vm a would use the control socket's path" },
 	};
 	struct vrdma_vm_config vc, vc2;
 	struct vrdma_config fcfg;
