@@ -88,7 +88,9 @@ static json_object *json_u64(uint64_t v)
 	return json_object_new_uint64(v);
 }
 
-static json_object *status_json(struct vrdmad *d)
+/* The answer to "status" (the request has nothing more in it). */
+static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		      size_t errlen)
 {
 	json_object *o = json_object_new_object(), *port, *arr, *w, *vm, *gids, *qs;
 	const struct xdp_port *p = &d->port;
@@ -96,6 +98,9 @@ static json_object *status_json(struct vrdmad *d)
 	char buf[INET6_ADDRSTRLEN + 1];
 	unsigned int i, j;
 
+	(void)req;
+	(void)err;
+	(void)errlen;
 	json_object_object_add(o, "version", json_object_new_string(VRDMAD_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "uptime_s", json_u64((mono_ns() - d->start_ns) / 1000000000ull));
@@ -158,7 +163,8 @@ static json_object *status_json(struct vrdmad *d)
 		json_object_array_add(arr, vm);
 	}
 	json_object_object_add(o, "vms", arr);
-	return o;
+	*data = o;
+	return 0;
 }
 
 /* Written by the owning worker, read here without stopping it. */
@@ -190,7 +196,9 @@ static json_object *device_json(struct vdev *v)
 	return e;
 }
 
-static json_object *stats_json(struct vrdmad *d)
+/* The answer to "stats" (the request has nothing more in it). */
+static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, char *err,
+		     size_t errlen)
 {
 	json_object *o = json_object_new_object(), *x, *port, *drops, *arr, *e;
 	uint64_t xs[VRDMA_XDP_STAT_MAX], sum[PORT_DROP_MAX] = {}, fr = 0, by = 0, bu = 0;
@@ -199,6 +207,9 @@ static json_object *stats_json(struct vrdmad *d)
 	const struct vm *v;
 	unsigned int i, k;
 
+	(void)req;
+	(void)err;
+	(void)errlen;
 	x = json_object_new_object();
 	if (xdp_port_read_stats(&d->port, xs) == 0)
 		for (k = 0; k < VRDMA_XDP_STAT_MAX; k++)
@@ -268,26 +279,7 @@ static json_object *stats_json(struct vrdmad *d)
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "vms", arr);
-	return o;
-}
-
-static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, char *err,
-		      size_t errlen)
-{
-	(void)req;
-	(void)err;
-	(void)errlen;
-	*data = status_json(d);
-	return 0;
-}
-
-static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, char *err,
-		     size_t errlen)
-{
-	(void)req;
-	(void)err;
-	(void)errlen;
-	*data = stats_json(d);
+	*data = o;
 	return 0;
 }
 
