@@ -72,6 +72,14 @@ pair_addresses() {
 
 mac_of() { ip -n "$1" -j link show "$2" | jq -r '.[0].address'; }
 
+# need_pingpong: sets VRDMA_PINGPONG to the vrdma-pingpong the tests run: as
+# given, else in VRDMA_BIN (the Makefile's ASan tools), else the ASan build
+# of this tree; exits if it is not there.
+need_pingpong() {
+	VRDMA_PINGPONG=${VRDMA_PINGPONG:-${VRDMA_BIN:-$HERE/../build/asan}/vrdma-pingpong}
+	[ -x "$VRDMA_PINGPONG" ] || { echo "no $VRDMA_PINGPONG: make build/asan/vrdma-pingpong" >&2; exit 1; }
+}
+
 # A config for the daemon in $NSA. Extra lines for [port] in $1, VM sections in $2.
 # For the second daemon (start_daemon_b) set CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock.
 write_conf() {

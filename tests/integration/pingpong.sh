@@ -13,10 +13,7 @@
 #   +------------------------------------------+
 set -e
 source "$(dirname "$0")/../lib.sh"
-# The binary: VRDMA_PINGPONG, else in VRDMA_BIN (the Makefile's ASan tools),
-# else the ASan build of this tree.
-VRDMA_PINGPONG=${VRDMA_PINGPONG:-${VRDMA_BIN:-$HERE/../build/asan}/vrdma-pingpong}
-[ -x "$VRDMA_PINGPONG" ] || { echo "no $VRDMA_PINGPONG: make build/asan/vrdma-pingpong" >&2; exit 1; }
+need_pingpong
 
 setup_pair "10.206.0.1/24" "10.206.0.2/24"
 VMS="[vm alpha]

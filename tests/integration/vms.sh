@@ -15,8 +15,7 @@
 #   +------------------------------------------+
 set -e
 source "$(dirname "$0")/../lib.sh"
-VRDMA_PINGPONG=${VRDMA_PINGPONG:-${VRDMA_BIN:-$HERE/../build/asan}/vrdma-pingpong}
-[ -x "$VRDMA_PINGPONG" ] || { echo "no $VRDMA_PINGPONG: make build/asan/vrdma-pingpong" >&2; exit 1; }
+need_pingpong
 
 setup_pair "10.212.0.1/24" "10.212.0.2/24"
 MAC_A=$(mac_of "$NSA" "$IFA")
