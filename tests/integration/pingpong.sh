@@ -47,6 +47,8 @@ pp() { ip netns exec "$NSA" timeout 60 "$VRDMA_PINGPONG" "$@"; }
 
 # run_pair NAME "SERVER ARGS" "CLIENT ARGS" [HOST]: server on alpha, client
 # on beta; sets SRC and CRC (exit codes), outputs in $TMP/NAME.{srv,cli}.{out,err}.
+# The client runs under the command in CLI_WRAP, if any.
+CLI_WRAP=()
 run_pair() {
 	local name=$1 sargs=$2 cargs=$3 host=${4:-127.0.0.1} spid
 	PORT=$((PORT + 1))
@@ -56,7 +58,8 @@ run_pair() {
 	wait_listen "$NSA" "$PORT" || true
 	CRC=0
 	# shellcheck disable=SC2086
-	pp -d "$TMP/beta.sock" -p "$PORT" $cargs "$host" > "$TMP/$name.cli.out" 2> "$TMP/$name.cli.err" || CRC=$?
+	ip netns exec "$NSA" "${CLI_WRAP[@]}" timeout 60 "$VRDMA_PINGPONG" -d "$TMP/beta.sock" \
+		-p "$PORT" $cargs "$host" > "$TMP/$name.cli.out" 2> "$TMP/$name.cli.err" || CRC=$?
 	SRC=0
 	wait "$spid" || SRC=$?
 }
@@ -141,20 +144,14 @@ check "rc: exchange over 10.206.0.1" run_ok addr 4096 100
 # poll_yields NAME VALUE: a 4096 B RC run, the client under strace with
 # VRDMA_POLL_YIELD=VALUE; YIELDS = its sched_yield calls, DYIELDS the daemon's.
 poll_yields() {
-	local name=$1 val=$2 spid tpid
-	PORT=$((PORT + 1))
-	pp -d "$TMP/alpha.sock" -p "$PORT" -n 300 > "$TMP/$name.srv.out" 2> "$TMP/$name.srv.err" &
-	spid=$!
-	wait_listen "$NSA" "$PORT" || true
+	local name=$1 tpid
 	strace -f -qq -e trace=sched_yield -o "$TMP/$name.dstrace" -p "$DPID" &
 	tpid=$!
 	sleep 0.5	# attached to every thread
-	CRC=0
-	ip netns exec "$NSA" strace -f -qq -e trace=sched_yield -o "$TMP/$name.strace" \
-		env VRDMA_POLL_YIELD="$val" ASAN_OPTIONS=detect_leaks=0 timeout 60 "$VRDMA_PINGPONG" -d "$TMP/beta.sock" \
-		-p "$PORT" -n 300 127.0.0.1 > "$TMP/$name.cli.out" 2> "$TMP/$name.cli.err" || CRC=$?
-	SRC=0
-	wait "$spid" || SRC=$?
+	CLI_WRAP=(strace -f -qq -e trace=sched_yield -o "$TMP/$name.strace"
+		env VRDMA_POLL_YIELD="$2" ASAN_OPTIONS=detect_leaks=0)
+	run_pair "$name" "-n 300" "-n 300"
+	CLI_WRAP=()
 	kill -INT "$tpid" 2>/dev/null || true
 	wait "$tpid" || true
 	YIELDS=$(grep -c 'sched_yield(' "$TMP/$name.strace" || true)
