@@ -59,6 +59,17 @@ wait_started() {	# FILE PID: xsk_raw says " on " on stderr once its port is open
 	done
 	echo "bench: xsk_raw did not start:" >&2; cat "$1" >&2; return 1
 }
+# raw_ping VAR [--sleep]: a 64 B XSK ping-pong; VAR = ping's result line.
+raw_ping() {
+	local var=$1 spid line
+	shift
+	xraw_a pong "$@" -t 120 > "$TMP/pong.out" 2> "$TMP/pong.err" &
+	spid=$!; DAEMON_PIDS+=("$spid")
+	wait_started "$TMP/pong.err" "$spid"
+	line=$(xraw_b ping "$@" -s 64 -n "$LAT_ITERS" 2> "$TMP/ping.err")
+	wait "$spid" || true
+	printf -v "$var" '%s' "$line"
+}
 # raw: sets RAW_LINE RAW_GBPS PING_LINE RAW_P50 RAW_P99 (round trips), SLEEP_LINE
 raw() {
 	local spid
@@ -70,21 +81,12 @@ raw() {
 	RAW_LINE=$(grep '^xsk_raw: ' "$TMP/sink.out")
 	RAW_GBPS=$(field gbps "$RAW_LINE")
 
-	xraw_a pong -t 120 > "$TMP/pong.out" 2> "$TMP/pong.err" &
-	spid=$!; DAEMON_PIDS+=("$spid")
-	wait_started "$TMP/pong.err" "$spid"
-	PING_LINE=$(xraw_b ping -s 64 -n "$LAT_ITERS" 2> "$TMP/ping.err")
-	wait "$spid" || true
+	raw_ping PING_LINE
 	RAW_P50=$(field p50_us "$PING_LINE")
 	RAW_P99=$(field p99_us "$PING_LINE")
-
 	# For context: the same with both ends asleep in poll() between frames,
 	# i.e. what two thread wakeups per round trip cost on this machine.
-	xraw_a pong --sleep -t 120 > "$TMP/pong.out" 2> "$TMP/pong.err" &
-	spid=$!; DAEMON_PIDS+=("$spid")
-	wait_started "$TMP/pong.err" "$spid"
-	SLEEP_LINE=$(xraw_b ping --sleep -s 64 -n "$LAT_ITERS" 2> "$TMP/ping.err")
-	wait "$spid" || true
+	raw_ping SLEEP_LINE --sleep
 }
 
 # ---- (2), (3) vrdmad ----
