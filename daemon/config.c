@@ -205,10 +205,8 @@ static const char *gid_unusable(const struct vrdma_gid *g)
 	}
 	if (r[0] == 0xff)
 		return "a multicast address";
-	if (!memcmp(r, zero, 15) && r[15] == 0)
-		return "the unspecified address";
-	if (!memcmp(r, zero, 15) && r[15] == 1)
-		return "a loopback address";
+	if (!memcmp(r, zero, 15) && r[15] <= 1)	/* :: and ::1 */
+		return r[15] ? "a loopback address" : "the unspecified address";
 	return NULL;
 }
 

@@ -919,6 +919,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	       struct vrdma_ctx **ctxp)
 {
 	size_t mem_size = attr && attr->mem_size ? attr->mem_size : DEFAULT_MEM_SIZE;
+	const char *yield_env = getenv("VRDMA_POLL_YIELD");
 	struct vrdma_ctx *ctx;
 	int ret;
 
@@ -934,7 +935,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	ctx->mem = MAP_FAILED;
 	ctx->mem_size = mem_size;
 	ctx->timeout_ms = attr && attr->timeout_ms ? attr->timeout_ms : DEFAULT_TIMEOUT_MS;
-	ctx->poll_yield = !getenv("VRDMA_POLL_YIELD") || strcmp(getenv("VRDMA_POLL_YIELD"), "0");
+	ctx->poll_yield = !yield_env || strcmp(yield_env, "0");
 	vring_init(&ctx->ctrl);
 	list_init(&ctx->pds);
 	list_init(&ctx->mrs);
