@@ -141,18 +141,26 @@ has_word() {	# FILE WORD: WORD in FILE, not as part of a longer flag or name
 	grep -qE -e "(^|[^A-Za-z0-9_-])$2([^A-Za-z0-9_-]|\$)" "$1"
 }
 
+# all_found WHERE MIN MATCH NAME...: `MATCH NAME` holds for every NAME, and
+# there are at least MIN of them (else the usage was not read right).
+all_found() {
+	local where=$1 min=$2 match=$3 name missing=()
+	shift 3
+	[ $# -ge "$min" ] || { echo "found only $# names for $where" >&2; return 1; }
+	for name; do "$match" "$name" || missing+=("$name"); done
+	[ ${#missing[@]} = 0 ] || { echo "not in $where: ${missing[*]}" >&2; return 1; }
+}
+
+in_page() { has_word "$TMP/page.txt" "$1"; }
 flags_documented() {	# PAGE PROGRAM [ARGS...]
-	local page=$1 flag n=0 missing=()
+	local page=$1
 	shift
 	[ -x "$1" ] || { echo "$1 is not built (run make)" >&2; return 1; }
 	render "$page" > "$TMP/page.txt"
 	"$@" -h > "$TMP/usage.txt" 2>&1
-	for flag in $(usage_flags < "$TMP/usage.txt"); do
-		n=$((n + 1))
-		has_word "$TMP/page.txt" "$flag" || missing+=("$flag")
-	done
-	[ "$n" -ge 3 ] || { echo "found only $n flags in the usage of $1:" >&2; cat "$TMP/usage.txt" >&2; return 1; }
-	[ ${#missing[@]} = 0 ] || { echo "not in $page: ${missing[*]}" >&2; return 1; }
+	# shellcheck disable=SC2046
+	all_found "$page" 3 in_page $(usage_flags < "$TMP/usage.txt") ||
+		{ echo "the usage of $1:" >&2; cat "$TMP/usage.txt" >&2; return 1; }
 }
 
 check "vrdmad.8 documents every flag of vrdmad --help" flags_documented vrdmad.8 "$VRDMAD"
@@ -163,30 +171,24 @@ check "vrdma-perf.1 documents every flag of vrdma-perf -h" flags_documented vrdm
 
 # vrdmactl's commands: the first word of each line under "Commands:" that
 # starts in column 3 (deeper ones continue the line above).
+under_commands() { grep -qE "^       $1( |\$)" "$TMP/commands.txt"; }
 commands_documented() {
-	local cmd n=0 missing=()
 	[ -x "$VRDMACTL" ] || { echo "$VRDMACTL is not built (run make)" >&2; return 1; }
 	section vrdmactl.8 COMMANDS > "$TMP/commands.txt"
-	for cmd in $("$VRDMACTL" -h 2>&1 | awk '/^Commands:/ { f = 1; next } f && !NF { exit } f && /^  [a-z]/ { print $1 }'); do
-		n=$((n + 1))
-		grep -qE "^       $cmd( |\$)" "$TMP/commands.txt" || missing+=("$cmd")
-	done
-	[ "$n" -ge 2 ] || { echo "found only $n commands in vrdmactl --help" >&2; return 1; }
-	[ ${#missing[@]} = 0 ] || { echo "not under COMMANDS: ${missing[*]}" >&2; return 1; }
+	# shellcheck disable=SC2046
+	all_found "vrdmactl.8's COMMANDS" 2 under_commands $("$VRDMACTL" -h 2>&1 |
+		awk '/^Commands:/ { f = 1; next } f && !NF { exit } f && /^  [a-z]/ { print $1 }')
 }
 check "vrdmactl.8 documents every command of vrdmactl --help" commands_documented
 
 # vrdma-perf's tests: the "TEST: a b c" line of its usage.
+under_tests() { grep -qE "^       $1\$" "$TMP/tests.txt"; }
 tests_documented() {
-	local t n=0 missing=()
 	[ -x "$VRDMA_PERF" ] || { echo "$VRDMA_PERF is not built (run make)" >&2; return 1; }
 	section vrdma-perf.1 TESTS > "$TMP/tests.txt"
-	for t in $("$VRDMA_PERF" -h 2>&1 | sed -n 's/^TEST: \([a-z_ ]*\).*/\1/p'); do
-		n=$((n + 1))
-		grep -qE "^       $t\$" "$TMP/tests.txt" || missing+=("$t")
-	done
-	[ "$n" -ge 6 ] || { echo "found only $n tests in vrdma-perf -h" >&2; return 1; }
-	[ ${#missing[@]} = 0 ] || { echo "not under TESTS: ${missing[*]}" >&2; return 1; }
+	# shellcheck disable=SC2046
+	all_found "vrdma-perf.1's TESTS" 6 under_tests $("$VRDMA_PERF" -h 2>&1 |
+		sed -n 's/^TEST: \([a-z_ ]*\).*/\1/p')
 }
 check "vrdma-perf.1 documents every TEST of vrdma-perf -h" tests_documented
 
