@@ -112,13 +112,16 @@ struct eng_qp {
 		uint64_t rnr_until;	/* RNR wait: send nothing before this */
 		bool gap_handled;	/* one implied NAK per READ-response gap */
 	} comp;
+	/* What the responder keeps between packets names MRs by key, never by
+	 * pointer, and checks the key again at each use: an MR deregistered
+	 * meanwhile (by the guest, or with its VM) fails that check. */
 	struct eng_rd_res {		/* responder resources for READs (9.7.5.1.5) */
 		bool valid;
 		uint32_t first_psn, npkts;	/* the responses' PSNs */
 		uint32_t next;		/* responses sent */
 		uint64_t va;
 		uint32_t len;
-		struct eng_mr *mr;
+		uint32_t rkey;
 	} *rd_res;
 	uint32_t rd_res_next;		/* ring slot for the next READ */
 	struct {			/* responder: requests to memory and receives */
@@ -128,7 +131,7 @@ struct eng_qp {
 		bool ack_pending;
 		bool nak_sent;		/* one PSN-sequence NAK per gap (9.7.5.2.2) */
 		uint64_t offset;	/* bytes of the open message placed */
-		struct eng_mr *wmr;	/* WRITE target */
+		uint32_t wrkey;		/* WRITE target */
 		uint64_t wva;
 		uint32_t wresid;
 	} resp;

@@ -79,30 +79,38 @@ static void ud_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	}
 }
 
-/* An RC request error the requester must hear about (IBA 9.7.5.2.2-4): NAK,
- * then the responder's QP is in error. UC just drops the message. */
-static void resp_error(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c)
+/* An RC request error the requester must hear about (IBA 9.7.5.2.2-4): NAK
+ * with the PSN that failed, then the responder's QP is in error. UC just
+ * drops the message. */
+static void resp_error_at(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c, uint32_t psn)
 {
 	eng_count(qp, c);
 	if (qp->init.qp_type != ENG_QPT_RC) {
 		qp->resp.in_msg = 0;
 		return;
 	}
-	eng_send_ack(qp, syndrome, qp->resp.psn);
+	eng_send_ack(qp, syndrome, psn);
 	/* IBA 11.6.3.1: the responder's own QP hears of it asynchronously */
 	eng_qp_error(qp, syndrome == AETH_NAK_ACCESS ? ENG_EVENT_QP_ACCESS_ERR :
 			 ENG_EVENT_QP_REQ_ERR);
 }
 
-/* Check a READ's rkey and range; NULL mr for a zero-length READ. */
-static int read_check(struct eng_qp *qp, const struct roce_hdrs *h, struct eng_mr **mr)
+/* ... at the request PSN expected next. */
+static void resp_error(struct eng_qp *qp, uint8_t syndrome, enum eng_counter c)
 {
-	*mr = NULL;
+	resp_error_at(qp, syndrome, c, qp->resp.psn);
+}
+
+/* Check a READ's rkey and range (nothing for a zero-length READ). */
+static int read_check(struct eng_qp *qp, const struct roce_hdrs *h)
+{
+	struct eng_mr *mr;
+
 	if (!h->reth.len)
 		return 0;
 	if (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_READ) ||
 	    eng_mr_check(qp->dev, qp->pd, h->reth.rkey, true, h->reth.va, h->reth.len,
-			 ENG_ACCESS_REMOTE_READ, mr))
+			 ENG_ACCESS_REMOTE_READ, &mr))
 		return -EACCES;
 	return 0;
 }
@@ -113,20 +121,20 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	uint32_t mtu = eng_qp_mtu(qp), n = eng_npkts(pkt->h.reth.len, mtu);
 	struct eng_rd_res *r;
-	struct eng_mr *mr;
 
 	if (qp->resp.in_msg || !qp->attr.max_dest_rd_atomic) {
 		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
 		return;
 	}
-	if (read_check(qp, &pkt->h, &mr)) {
+	if (read_check(qp, &pkt->h)) {
 		resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 		return;
 	}
 	r = &qp->rd_res[qp->rd_res_next];
 	qp->rd_res_next = (qp->rd_res_next + 1) % qp->attr.max_dest_rd_atomic;
 	*r = (struct eng_rd_res){ .valid = true, .first_psn = pkt->h.psn, .npkts = n,
-				  .va = pkt->h.reth.va, .len = pkt->h.reth.len, .mr = mr };
+				  .va = pkt->h.reth.va, .len = pkt->h.reth.len,
+				  .rkey = pkt->h.reth.rkey };
 	qp->resp.psn = psn_add(pkt->h.psn, n);
 	qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
 }
@@ -136,7 +144,6 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	uint32_t i, mtu = eng_qp_mtu(qp);
-	struct eng_mr *mr;
 
 	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
 		struct eng_rd_res *r = &qp->rd_res[i];
@@ -144,7 +151,7 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 		if (!r->valid || psn_before(pkt->h.psn, r->first_psn) ||
 		    psn_diff(pkt->h.psn, r->first_psn) >= (int32_t)r->npkts)
 			continue;
-		if (read_check(qp, &pkt->h, &mr)) {
+		if (read_check(qp, &pkt->h)) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 			return;
 		}
@@ -154,7 +161,7 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 		r->next = 0;
 		r->va = pkt->h.reth.va;
 		r->len = pkt->h.reth.len;
-		r->mr = mr;
+		r->rkey = pkt->h.reth.rkey;
 		return;
 	}
 	eng_count(qp, ENG_CNT_DROP_DUPLICATE);	/* too old: its resource was reused */
@@ -170,6 +177,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 		.psn = psn_add(r->first_psn, r->next),
 		.aeth = { .syndrome = AETH_ACK, .msn = qp->resp.msn },
 	};
+	struct eng_mr *mr;
 	int n = 0, err;
 
 	if (r->npkts == 1)
@@ -181,10 +189,19 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 	else
 		h.opcode = ROCE_RC_READ_RESPONSE_MIDDLE;
 	if (plen) {
-		n = eng_mr_frags(r->mr, r->va + off, plen, payload, ENG_GATHER_MAX);
+		/* The MR may have been deregistered since the request came: then
+		 * the READ ends in a remote access error at this response's PSN,
+		 * which the requester is waiting for. */
+		if (eng_mr_check(qp->dev, qp->pd, r->rkey, true, r->va + off, plen,
+				 ENG_ACCESS_REMOTE_READ, &mr)) {
+			r->valid = false;
+			resp_error_at(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS, h.psn);
+			return -EFAULT;
+		}
+		n = eng_mr_frags(mr, r->va + off, plen, payload, ENG_GATHER_MAX);
 		if (n < 0) {	/* the memory went away under the READ */
 			r->valid = false;
-			resp_error(qp, AETH_NAK_OPERATION, ENG_CNT_NAK_SENT_OPERATION);
+			resp_error_at(qp, AETH_NAK_OPERATION, ENG_CNT_NAK_SENT_OPERATION, h.psn);
 			return -EFAULT;
 		}
 	}
@@ -219,6 +236,7 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	bool rc = qp->init.qp_type == ENG_QPT_RC;
 	uint32_t mtu = eng_qp_mtu(qp), kind;
 	enum eng_wc_status st;
+	struct eng_mr *wmr;
 	int32_t d;
 
 	if (s != ENG_QPS_RTR && s != ENG_QPS_RTS && s != ENG_QPS_SQD && s != ENG_QPS_SQE) {
@@ -295,12 +313,14 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		if (op->mask & ROCE_F_RETH) {
 			const struct roce_hdrs *h = &pkt->h;
 
+			struct eng_mr *mr;
+
 			qp->resp.wva = h->reth.va;
 			qp->resp.wresid = h->reth.len;
-			qp->resp.wmr = NULL;
+			qp->resp.wrkey = h->reth.rkey;
 			if (h->reth.len && (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_WRITE) ||
 			    eng_mr_check(qp->dev, qp->pd, h->reth.rkey, true, h->reth.va,
-					 h->reth.len, ENG_ACCESS_REMOTE_WRITE, &qp->resp.wmr))) {
+					 h->reth.len, ENG_ACCESS_REMOTE_WRITE, &mr))) {
 				resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 				return;
 			}
@@ -334,8 +354,12 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 			resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
 			return;
 		}
+		/* The key again for each packet: the MR may be gone since the
+		 * first one (then: remote access error, IBA 9.7.5.2.4). */
 		if (pkt->payload_len &&
-		    eng_mr_copy_from_pkt(qp->resp.wmr, qp->resp.wva, pkt, 0, pkt->payload_len)) {
+		    (eng_mr_check(qp->dev, qp->pd, qp->resp.wrkey, true, qp->resp.wva,
+				  pkt->payload_len, ENG_ACCESS_REMOTE_WRITE, &wmr) ||
+		     eng_mr_copy_from_pkt(wmr, qp->resp.wva, pkt, 0, pkt->payload_len))) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 			return;
 		}

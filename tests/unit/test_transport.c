@@ -702,6 +702,73 @@ static void test_rc_bad_rkey(void **state)
 	side_free(&b);
 }
 
+/* Deliver the first n frames in flight, whatever their time. */
+static void deliver_first(unsigned int n)
+{
+	unsigned int i;
+
+	assert_true(n <= nflight);
+	for (i = 0; i < n; i++) {
+		struct roce_frag f = { flight[i].f.data, flight[i].f.len };
+		struct roce_pkt pkt;
+		enum roce_drop why;
+
+		assert_int_equal(roce_parse(&pkt, &f, 1, &why), 0);
+		eng_rx(flight[i].to->dev, &pkt);
+		free(f.data);
+	}
+	memmove(flight, flight + n, (nflight - n) * sizeof(flight[0]));
+	nflight -= n;
+}
+
+/* The responder's MR is deregistered while a request into it is under way:
+ * the rest of that request ends in a remote access error at the requester,
+ * and the responder touches neither the freed MR nor the memory after. */
+static void dereg_under(enum eng_wr_opcode op)
+{
+	const uint32_t len = 64 * 1024, dst = 1u << 20;
+	struct side a, b;
+	struct eng_sge s = { 0x10000000, len, 0 };
+	struct eng_send_wr wr = { .wr_id = 9, .opcode = op, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_mr *target;
+	struct eng_wc wc;
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 300);
+	assert_int_equal(eng_mr_reg(b.pd, 0x20000000, len, ENG_ACCESS_ALL, mem_map, b.mem + dst,
+				    &target), 0);
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.remote_addr = 0x20000000;
+	wr.rdma.rkey = eng_mr_rkey(target);
+	fill(op == ENG_WR_RDMA_READ ? b.mem + dst : a.mem, len, 4);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	eng_poll(a.dev);
+	transmit(&a);
+	/* WRITE: the first packet lands; READ: the request is taken, no
+	 * response sent yet. Then the guest deregisters. */
+	deliver_first(1);
+	assert_int_equal(eng_mr_dereg(target), 0);
+	if (op == ENG_WR_RDMA_WRITE)
+		memset(b.mem + dst + 1024, 0xee, len - 1024);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, ENG_WC_REM_ACCESS_ERR);
+	assert_int_equal(eng_qp_state(b.qp), ENG_QPS_ERR);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_ACCESS], 1);
+	if (op == ENG_WR_RDMA_WRITE) {
+		uint32_t i;
+
+		for (i = 1024; i < len; i++)
+			assert_int_equal(b.mem[dst + i], 0xee);
+	}
+	side_free(&a);
+	side_free(&b);
+}
+
+static void test_dereg_under_write(void **state) { (void)state; dereg_under(ENG_WR_RDMA_WRITE); }
+static void test_dereg_under_read(void **state) { (void)state; dereg_under(ENG_WR_RDMA_READ); }
+
 /* A WRITE whose remote address + length wraps 2^64 is refused, memory untouched. */
 static void test_rc_write_wraps(void **state)
 {
@@ -1180,6 +1247,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rc_send),
+		cmocka_unit_test(test_dereg_under_write),
+		cmocka_unit_test(test_dereg_under_read),
 		cmocka_unit_test(test_rc_send_imm),
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_write_imm),
