@@ -53,7 +53,7 @@ HEADERS := $(wildcard include/*.h daemon/*.h)
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
 LIBVRDMA_SRCS := tools/libvrdma.c
 LIBVRDMA_HEADERS := tools/libvrdma.h include/virtio_rdma.h include/vhost_user.h
-FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe
+FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
@@ -66,6 +66,7 @@ CODEC_HEADERS := daemon/codec.h daemon/icrc.h daemon/opcode.h include/roce_wire.
 VECTORS := tests/vectors/roce-frames.txt
 FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
+FUZZ_STATE_SECONDS ?= 60
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
@@ -79,7 +80,8 @@ help:
 	@echo 'make man-check  the man pages: no groff warning, every flag and key documented'
 	@echo 'make codec-interop  codec against scapy and tshark'
 	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
-	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each'
+	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each, one whole device'
+	@echo '                (commands, WQEs, frames, vhost-user) for FUZZ_STATE_SECONDS ($(FUZZ_STATE_SECONDS))'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
 	@echo 'make systemd-check  vrdmad.service under systemd in a container (root)'
@@ -185,6 +187,11 @@ fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -max_len=8192 -print_final_stats=1 \
 			-artifact_prefix=$(BUILD)/$$t- $(BUILD)/$$t-corpus 2>&1 | tail -6; \
 		test $${PIPESTATUS[0]} = 0; done
+	$(Q)echo "== fuzz_state ($(FUZZ_STATE_SECONDS) s)"; rm -rf $(BUILD)/fuzz_state-corpus; \
+		$(PY) tests/fuzz/seed_state.py $(BUILD)/fuzz_state-corpus && \
+		$(BUILD)/fuzz_state -max_total_time=$(FUZZ_STATE_SECONDS) -max_len=4096 \
+			-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz_state- \
+			$(BUILD)/fuzz_state-corpus 2>&1 | tail -6; test $${PIPESTATUS[0]} = 0
 
 # The transport tests also dump every frame they send; tshark must decode
 # them all without a malformed packet. (Its RPC-over-RDMA heuristic claims

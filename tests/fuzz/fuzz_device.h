@@ -29,7 +29,9 @@
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
 #define GUEST_GPA	0x100000000ull
+#ifndef GUEST_SIZE			/* a target may ask for more */
 #define GUEST_SIZE	(256u << 10)
+#endif
 
 static int memfd = -1;
 static uint8_t *guest;			/* the fuzzer's view of guest memory */
@@ -40,6 +42,8 @@ static uint64_t clock_ns;
 static struct vdev v;
 static bool verbose;
 
+/* A target that transmits defines FUZZ_OWN_HOST and its own hooks. */
+#ifndef FUZZ_OWN_HOST
 static uint64_t h_now(void *ctx)
 {
 	(void)ctx;
@@ -58,6 +62,7 @@ static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32
 }
 
 static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
+#endif
 
 /* Replies the device wrote to its end of the socketpair. */
 static void drain(void)
@@ -81,22 +86,12 @@ static int send_msg(uint32_t req, const void *payload, uint32_t size, int *fds, 
 	return vu_dispatch(&v.vu, &m, fds, nfds);
 }
 
-/* SET_OWNER, the offered features and protocol features, and the memory
- * table; false if the device refused any of it. */
-static bool handshake(void)
+/* The memory table: all of guest memory in one region. */
+static bool set_mem_table(void)
 {
 	struct vhost_user_memory mem;
-	uint64_t u;
 	int fd;
 
-	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
-		return false;
-	u = VU_FEATURES;
-	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		return false;
-	u = VU_PROTOCOL_FEATURES;
-	if (send_msg(VHOST_USER_SET_PROTOCOL_FEATURES, &u, sizeof(u), NULL, 0) < 0)
-		return false;
 	memset(&mem, 0, sizeof(mem));
 	mem.nregions = 1;
 	mem.regions[0].guest_phys_addr = GUEST_GPA;
@@ -107,6 +102,23 @@ static bool handshake(void)
 	return send_msg(VHOST_USER_SET_MEM_TABLE, &mem,
 			offsetof(struct vhost_user_memory, regions) + sizeof(mem.regions[0]),
 			&fd, 1) == 0;
+}
+
+/* SET_OWNER, the offered features and protocol features, and the memory
+ * table; false if the device refused any of it. */
+static bool handshake(void)
+{
+	uint64_t u;
+
+	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
+		return false;
+	u = VU_FEATURES;
+	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
+		return false;
+	u = VU_PROTOCOL_FEATURES;
+	if (send_msg(VHOST_USER_SET_PROTOCOL_FEATURES, &u, sizeof(u), NULL, 0) < 0)
+		return false;
+	return set_mem_table();
 }
 
 /* For LLVMFuzzerInitialize: the memory, the socketpair and the VM's config. */

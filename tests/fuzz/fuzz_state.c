@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Stateful libFuzzer target for one device (`make fuzz`): one input drives a
+ * whole tenant, interleaving control commands, WQEs on the send and receive
+ * queues, frames addressed to the device's QPs, the clock, and vhost-user
+ * messages (a reset, a new memory table, a disconnect and a reconnect). The
+ * other device fuzzers each see one kind of input; bugs that need a sequence
+ * (an MR deregistered while a WRITE into it is in flight, a QP destroyed with
+ * its frames still on the wire) need them all.
+ *
+ * The device (max_cq = max_qp = 4, GID ::ffff:10.0.0.1) sits on the fixture
+ * of fuzz_device.h with 1 MiB of guest memory. The fuzzer plays the driver:
+ * all 13 queues are set up (8 entries each; CQ queues always full of
+ * buffers), and every handle a command returns is kept, so later records
+ * name objects by a small index (stale ones included). The device's frames
+ * go to a transmit ring of 64; a DELIVER record feeds them back to it (a QP
+ * connected to one of the same device receives them), dropped, duplicated or
+ * with a PSN moved; a FRAME record builds one (valid ICRC) from its fields.
+ *
+ * Input: records, as long as it lasts; each is an op byte (mod OP_MAX) and
+ * the bytes that op reads (zero where the input ends). See the op_* below.
+ * Checks: the sanitizers (use-after-free, leaks at exit), every status is a
+ * known one, every CQE a known status or an event, and the device stays live
+ * unless a vhost-user record broke it (it is then reconnected, as
+ * vm_server.c would). FUZZ_VERBOSE=1 keeps the daemon's log and prints each
+ * record.
+ *
+ * Run it longer than `make fuzz` does: make build/fuzz_state &&
+ * build/fuzz_state -max_total_time=3600 -max_len=4096 CORPUS_DIR
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define GUEST_SIZE	(1u << 20)
+#define FUZZ_OWN_HOST
+#include "fuzz_device.h"
+
+#include "codec.h"
+#include "engine_int.h"
+
+#define N_VQS		VIRTIO_RDMA_NUM_VQS(4, 4)
+#define QN		8u		/* entries per queue */
+#define RING_OFF(q)	((uint64_t)(q) * 1024u)	/* desc, avail +128, used +256 */
+#define BUF_SIZE	2048u
+#define BUF_OFF(q, i)	(0x10000u + ((uint64_t)(q) * QN + (i)) * BUF_SIZE)
+#define PAGES_OFF	0x48000u	/* REG_USER_MR / MAP_MR_SG page lists */
+#define DATA_OFF	0x80000u	/* what MRs cover: 128 pages */
+#define DATA_PAGES	128u
+#define MAX_RECONNECTS	3
+
+/* ---- the host: a clock and a transmit ring ---- */
+
+#define TX_FRAMES	64u
+static uint8_t tx_buf[TX_FRAMES][BUF_SIZE];
+static uint32_t tx_len[TX_FRAMES];
+static uint32_t tx_head, tx_tail;	/* free-running */
+
+static uint64_t h_now(void *ctx)
+{
+	(void)ctx;
+	return clock_ns;
+}
+
+static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+{
+	(void)ctx;
+	if (!max || len > BUF_SIZE || tx_tail - tx_head == TX_FRAMES)
+		return 0;
+	frags[0].data = tx_buf[tx_tail % TX_FRAMES];
+	frags[0].len = BUF_SIZE;
+	return 1;
+}
+
+static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	(void)ctx;
+	CHECK(n == 1 && frags[0].data == tx_buf[tx_tail % TX_FRAMES] && len <= BUF_SIZE);
+	tx_len[tx_tail % TX_FRAMES] = len;
+	tx_tail++;
+}
+
+static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
+
+/* ---- the input ---- */
+
+static const uint8_t *in;
+static size_t in_left;
+
+static uint8_t u8(void)
+{
+	if (!in_left)
+		return 0;
+	in_left--;
+	return *in++;
+}
+
+/* Little-endian; each byte read in its own statement (C leaves the order
+ * of operands unsequenced). */
+static uint16_t u16(void)
+{
+	uint16_t lo = u8();
+
+	return (uint16_t)(lo | u8() << 8);
+}
+
+static uint32_t u32(void)
+{
+	uint32_t lo = u16();
+
+	return lo | (uint32_t)u16() << 16;
+}
+
+/* ---- what the driver keeps ---- */
+
+struct f_mr {
+	uint32_t mrn, key;
+	uint64_t iova, len;
+};
+
+#define KEEP 8u
+static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP];
+static struct f_mr mrs[KEEP];
+static unsigned int n_pd, n_cq, n_mr, n_qp;	/* free-running: the newest replace the oldest */
+static uint16_t avail_idx[N_VQS], used_seen[N_VQS];
+static unsigned int reconnects;
+
+#define KEEP_ADD(arr, n, val) ((arr)[(n)++ % KEEP] = (val))
+
+/* A kept handle by index (or, with no handle yet, a value that names none). */
+static uint32_t pick(const uint32_t *arr, unsigned int n, uint8_t b)
+{
+	unsigned int have = n < KEEP ? n : KEEP;
+
+	return have ? arr[b % have] : 0x7f;
+}
+
+static const struct f_mr *pick_mr(uint8_t b)
+{
+	static const struct f_mr none = { 0x7f, 0x7f00, 0, 4096 };
+	unsigned int have = n_mr < KEEP ? n_mr : KEEP;
+
+	return have ? &mrs[b % have] : &none;
+}
+
+static uint8_t ctrl(uint8_t cmd, const void *req, size_t len, void *rsp, size_t cap)
+{
+	uint8_t buf[256];
+	uint32_t rsp_len = 0;
+	uint8_t st;
+
+	memset(buf, 0, sizeof(buf));
+	st = vdev_ctrl_exec(&v, cmd, req ? req : buf, len, rsp ? rsp : buf, rsp ? cap : sizeof(buf),
+			    &rsp_len);
+	if (verbose)
+		fprintf(stderr, "  cmd %u: status %u\n", cmd, st);
+	CHECK(st <= VIRTIO_RDMA_ERR_UNSUPP);
+	return st;
+}
+
+static struct eng_qp *eng_qp_of(uint32_t qpn)
+{
+	return qpn >= ENG_FIRST_QPN ? eng_table_get(&v.eng->qps, qpn - ENG_FIRST_QPN) : NULL;
+}
+
+/* The QP slot behind a QPN, as the device lays out its queues. */
+static int qp_slot(uint32_t qpn)
+{
+	struct eng_qp *eq = eng_qp_of(qpn);
+
+	return eq ? (int)eq->index : -1;
+}
+
+/* ---- the rings, as a driver fills them ---- */
+
+static struct vring_desc *desc_of(unsigned int q)
+{
+	return (struct vring_desc *)(guest + RING_OFF(q));
+}
+
+static struct vring_avail *avail_of(unsigned int q)
+{
+	return (struct vring_avail *)(guest + RING_OFF(q) + 128);
+}
+
+static struct vring_used *used_of(unsigned int q)
+{
+	return (struct vring_used *)(guest + RING_OFF(q) + 256);
+}
+
+static void push_avail(unsigned int q, uint16_t id)
+{
+	struct vring_avail *a = avail_of(q);
+
+	a->ring[avail_idx[q] % QN] = id;
+	a->idx = ++avail_idx[q];
+}
+
+/* One device-readable buffer; false while the ring is full. */
+static bool post_chain(unsigned int q, const void *buf, uint32_t len)
+{
+	uint16_t slot = avail_idx[q] % QN;
+	struct vring_desc *d = &desc_of(q)[slot];
+
+	if ((uint16_t)(avail_idx[q] - used_of(q)->idx) >= QN || len > BUF_SIZE)
+		return false;
+	memcpy(guest + BUF_OFF(q, slot), buf, len);
+	d->addr = GUEST_GPA + BUF_OFF(q, slot);
+	d->len = len;
+	d->flags = 0;
+	d->next = 0;
+	push_avail(q, slot);
+	return true;
+}
+
+/* Give back the CQ buffers the device filled, checking what it wrote. */
+static void reap_cqs(void)
+{
+	unsigned int c, q;
+
+	for (c = 0; c < vmcfg.max_cq; c++) {
+		q = VIRTIO_RDMA_CQ_VQ(c);
+		while (used_seen[q] != used_of(q)->idx) {
+			const struct vring_used_elem *e = &used_of(q)->ring[used_seen[q] % QN];
+			struct virtio_rdma_cqe cqe;
+
+			CHECK(e->id < QN);
+			memcpy(&cqe, guest + BUF_OFF(q, e->id), sizeof(cqe));
+			CHECK(cqe.opcode == 0xff || cqe.status <= ENG_WC_GENERAL_ERR);
+			push_avail(q, (uint16_t)e->id);
+			used_seen[q]++;
+		}
+	}
+}
+
+static bool setup_queue(unsigned int q)
+{
+	struct vhost_vring_state st = { q, QN };
+	struct vhost_vring_addr a = { .index = q };
+	uint64_t base = (uint64_t)(uintptr_t)guest + RING_OFF(q);
+	uint64_t u = q | VHOST_USER_VRING_NOFD_MASK;
+	unsigned int i;
+
+	a.desc_user_addr = base;
+	a.avail_user_addr = base + 128;
+	a.used_user_addr = base + 256;
+	memset(guest + RING_OFF(q), 0, 1024);
+	avail_idx[q] = used_seen[q] = 0;
+	if (send_msg(VHOST_USER_SET_VRING_NUM, &st, sizeof(st), NULL, 0) ||
+	    send_msg(VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0))
+		return false;
+	st.num = 0;
+	if (send_msg(VHOST_USER_SET_VRING_BASE, &st, sizeof(st), NULL, 0) ||
+	    send_msg(VHOST_USER_SET_VRING_KICK, &u, sizeof(u), NULL, 0) ||
+	    send_msg(VHOST_USER_SET_VRING_CALL, &u, sizeof(u), NULL, 0))
+		return false;
+	if (q >= VIRTIO_RDMA_CQ_VQ(0) && q < VIRTIO_RDMA_CQ_VQ(vmcfg.max_cq)) {
+		for (i = 0; i < QN; i++) {
+			desc_of(q)[i] = (struct vring_desc){ GUEST_GPA + BUF_OFF(q, i), 64,
+							     VRING_DESC_F_WRITE, 0 };
+			push_avail(q, (uint16_t)i);
+		}
+	}
+	st.num = 1;
+	return send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0;
+}
+
+/* A connected, ready device with no objects: a new connection. */
+static void connect_device(void)
+{
+	unsigned int q;
+
+	v.vu.fd = sp[0];
+	if (!handshake()) {
+		fprintf(stderr, "handshake failed: %s\n", v.vu.last_error);
+		abort();
+	}
+	for (q = 0; q < N_VQS; q++)
+		CHECK(setup_queue(q));
+	n_pd = n_cq = n_mr = n_qp = 0;
+}
+
+/* As vm_server.c drops a connection; then the front end comes back. */
+static void reconnect(void)
+{
+	vu_dev_disconnect(&v.vu);
+	v.vu.fd = -1;
+	drain();
+	connect_device();
+	reconnects++;
+}
+
+static void poll_device(unsigned int rounds)
+{
+	uint64_t next;
+
+	while (rounds--) {
+		vdev_poll(&v, &next);
+		reap_cqs();
+	}
+}
+
+/* ---- ops: each reads its own bytes ---- */
+
+static const uint8_t *gid0(void)
+{
+	return vmcfg.gids[0].raw;
+}
+
+static void op_create_pd(void)
+{
+	struct virtio_rdma_rsp_create_pd r;
+
+	if (!ctrl(VIRTIO_CMD_CREATE_PD, NULL, 0, &r, sizeof(r)))
+		KEEP_ADD(pdns, n_pd, r.pdn);
+}
+
+static void op_create_cq(void)
+{
+	struct virtio_rdma_cmd_create_cq q = { 1u + u8() % 32u };
+	struct virtio_rdma_rsp_create_cq r;
+
+	if (!ctrl(VIRTIO_CMD_CREATE_CQ, &q, sizeof(q), &r, sizeof(r)))
+		KEEP_ADD(cqns, n_cq, r.cqn);
+}
+
+/* Page list at PAGES_OFF: npages pages from `first`, every `stride`th. */
+static uint64_t write_pages(uint32_t first, uint32_t npages, uint32_t stride)
+{
+	uint32_t i;
+
+	for (i = 0; i < npages; i++) {
+		uint64_t pa = GUEST_GPA + DATA_OFF +
+			(uint64_t)((first + i * stride) % DATA_PAGES) * VIRTIO_RDMA_PAGE_SIZE;
+
+		memcpy(guest + PAGES_OFF + i * 8u, &pa, 8);
+	}
+	return GUEST_GPA + PAGES_OFF;
+}
+
+/* GET_DMA_MR, REG_USER_MR (pages in order or scattered), CREATE_MR then
+ * MAP_MR_SG. */
+static void op_reg_mr(void)
+{
+	uint8_t kind = u8() % 4, access = u8() & 7;
+	uint32_t pdn = pick(pdns, n_pd, u8()), first = u8() % DATA_PAGES;
+	uint32_t npages = 1u + u8() % 8u, off = u16() % VIRTIO_RDMA_PAGE_SIZE;
+	uint64_t room = (uint64_t)npages * VIRTIO_RDMA_PAGE_SIZE - off;
+	uint64_t len = 1u + u32() % room;
+	uint32_t stride = kind == 2 ? 3 : 1;
+	struct virtio_rdma_rsp_mr r;
+	struct f_mr m;
+	uint8_t st;
+
+	m.len = len;
+	if (kind == 0) {
+		struct virtio_rdma_cmd_get_dma_mr q = { pdn, access };
+
+		st = ctrl(VIRTIO_CMD_GET_DMA_MR, &q, sizeof(q), &r, sizeof(r));
+		m.iova = GUEST_GPA + DATA_OFF + (uint64_t)first * VIRTIO_RDMA_PAGE_SIZE + off;
+		m.len = len < (DATA_PAGES - first) * VIRTIO_RDMA_PAGE_SIZE - off ?
+			len : (DATA_PAGES - first) * VIRTIO_RDMA_PAGE_SIZE - off;
+	} else if (kind < 3) {
+		struct virtio_rdma_cmd_reg_user_mr q = {
+			.pdn = pdn, .access_flags = access, .length = len, .npages = npages,
+		};
+
+		m.iova = 0x7f0000000000ull + (uint64_t)first * VIRTIO_RDMA_PAGE_SIZE + off;
+		q.start = q.virt_addr = m.iova;
+		q.pages = write_pages(first, npages, stride);
+		st = ctrl(VIRTIO_CMD_REG_USER_MR, &q, sizeof(q), &r, sizeof(r));
+	} else {
+		struct virtio_rdma_cmd_create_mr q = { pdn, access, 8 };
+		struct virtio_rdma_cmd_map_mr_sg mq;
+		struct virtio_rdma_rsp_map_mr_sg mr;
+
+		st = ctrl(VIRTIO_CMD_CREATE_MR, &q, sizeof(q), &r, sizeof(r));
+		if (st)
+			return;
+		m.iova = 0x10000000ull + (uint64_t)first * VIRTIO_RDMA_PAGE_SIZE + off;
+		mq = (struct virtio_rdma_cmd_map_mr_sg){ r.mrn, npages, m.iova, len,
+							 write_pages(first, npages, 1) };
+		ctrl(VIRTIO_CMD_MAP_MR_SG, &mq, sizeof(mq), &mr, sizeof(mr));
+	}
+	if (st)
+		return;
+	m.mrn = r.mrn;
+	m.key = r.rkey;
+	KEEP_ADD(mrs, n_mr, m);
+}
+
+static void op_dereg_mr(void)
+{
+	struct virtio_rdma_cmd_dereg_mr q = { pick_mr(u8())->mrn };
+
+	ctrl(VIRTIO_CMD_DEREG_MR, &q, sizeof(q), NULL, 0);
+}
+
+static void op_create_qp(void)
+{
+	struct virtio_rdma_cmd_create_qp q = { 0 };
+	struct virtio_rdma_rsp_create_qp r;
+	uint8_t b;
+
+	q.qp_type = (uint8_t)(VIRTIO_IB_QPT_RC + u8() % 3);
+	q.pdn = pick(pdns, n_pd, u8());
+	q.send_cqn = pick(cqns, n_cq, u8());
+	q.recv_cqn = pick(cqns, n_cq, u8());
+	b = u8();
+	q.sq_sig_type = b & 1;
+	q.max_send_wr = 1u + (b >> 1) % 8u;
+	q.max_recv_wr = 1u + (b >> 4) % 8u;
+	q.max_send_sge = q.max_recv_sge = 2;
+	q.max_inline_data = b & 0x80 ? 64 : 0;
+	if (!ctrl(VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r)))
+		KEEP_ADD(qpns, n_qp, r.qpn);
+}
+
+static uint8_t modify(uint32_t qpn, uint32_t mask, const struct virtio_rdma_qp_attr *a)
+{
+	struct virtio_rdma_cmd_modify_qp q = { .qpn = qpn, .attr_mask = mask, .attrs = *a };
+
+	return ctrl(VIRTIO_CMD_MODIFY_QP, &q, sizeof(q), NULL, 0);
+}
+
+static uint8_t qp_type_of(uint32_t qpn)
+{
+	struct eng_qp *eq = eng_qp_of(qpn);
+
+	return eq ? (uint8_t)eq->init.qp_type : 0;
+}
+
+/* RESET -> INIT -> RTR -> RTS, towards dest (RC/UC) over our own GID. */
+static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_psn,
+		     const uint8_t p[4])
+{
+	uint8_t type = qp_type_of(qpn);
+	struct virtio_rdma_qp_attr a;
+	uint32_t m;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = 7;
+	a.qkey = 0x11111111;
+	m = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
+	m |= type == VIRTIO_IB_QPT_UD ? VIRTIO_IB_QP_QKEY : VIRTIO_IB_QP_ACCESS_FLAGS;
+	if (modify(qpn, m, &a))
+		return;
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	m = VIRTIO_IB_QP_STATE;
+	if (type != VIRTIO_IB_QPT_UD) {
+		memcpy(a.ah_attr.grh.dgid, gid0(), 16);
+		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
+		a.ah_attr.port_num = 1;
+		memcpy(a.ah_attr.dmac, port.mac, 6);
+		a.path_mtu = (uint8_t)(VIRTIO_IB_MTU_256 + p[0] % 3);
+		a.dest_qp_num = dest;
+		a.rq_psn = rq_psn & 0xffffff;
+		a.max_dest_rd_atomic = (uint8_t)(p[1] % 5);
+		a.min_rnr_timer = p[1] >> 3;
+		m |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN |
+		     VIRTIO_IB_QP_RQ_PSN;
+		if (type == VIRTIO_IB_QPT_RC)
+			m |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
+	}
+	if (modify(qpn, m, &a))
+		return;
+	a.qp_state = VIRTIO_IB_QPS_RTS;
+	a.sq_psn = sq_psn & 0xffffff;
+	a.timeout = p[2] % 20;
+	a.retry_cnt = p[3] & 7;
+	a.rnr_retry = (p[3] >> 3) & 7;
+	a.max_rd_atomic = (uint8_t)(p[1] % 5);
+	m = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
+	if (type == VIRTIO_IB_QPT_RC)
+		m |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY |
+		     VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
+	modify(qpn, m, &a);
+}
+
+/* Two kept QPs (or one, to itself) connected both ways. */
+static void op_connect(void)
+{
+	uint32_t a = pick(qpns, n_qp, u8()), b = pick(qpns, n_qp, u8());
+	uint32_t pa = u32(), pb = u32();
+	uint8_t p[4], i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = u8();
+
+	bring_up(a, b, pb, pa, p);
+	if (a != b)
+		bring_up(b, a, pa, pb, p);
+}
+
+static void op_modify_state(void)
+{
+	struct virtio_rdma_qp_attr a;
+	uint32_t qpn = pick(qpns, n_qp, u8());
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = u8() % 7;
+	a.en_sqd_async_notify = 1;
+	modify(qpn, VIRTIO_IB_QP_STATE | (a.qp_state == VIRTIO_IB_QPS_SQD ?
+					  VIRTIO_IB_QP_EN_SQD_ASYNC_NOTIFY : 0), &a);
+}
+
+static void op_destroy(void)
+{
+	uint8_t what = u8() % 3, b = u8();
+	uint32_t h;
+
+	if (what == 0) {
+		h = pick(qpns, n_qp, b);
+		ctrl(VIRTIO_CMD_DESTROY_QP, &h, sizeof(h), NULL, 0);
+	} else if (what == 1) {
+		h = pick(cqns, n_cq, b);
+		ctrl(VIRTIO_CMD_DESTROY_CQ, &h, sizeof(h), NULL, 0);
+	} else {
+		h = pick(pdns, n_pd, b);
+		ctrl(VIRTIO_CMD_DESTROY_PD, &h, sizeof(h), NULL, 0);
+	}
+}
+
+/* An SGE inside a kept MR (or a little past it). */
+static void sge_in(struct virtio_rdma_sge *s, uint8_t which, uint32_t off, uint32_t len)
+{
+	const struct f_mr *m = pick_mr(which);
+
+	off %= (uint32_t)(m->len < 65536 ? m->len + 1 : 65537);
+	s->addr = m->iova + off;
+	s->length = len % 16384u;
+	s->lkey = m->key;
+}
+
+static void op_post_send(void)
+{
+	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_send) + 2 * 16 + 64];
+	struct virtio_rdma_cmd_post_send *w = (void *)buf;
+	uint32_t qpn = pick(qpns, n_qp, u8());
+	int k = qp_slot(qpn);
+	uint8_t b = u8(), nsge = u8() % 3, i;
+	const struct f_mr *rm = pick_mr(u8());
+	uint32_t roff = u16(), len = sizeof(*w) + nsge * 16u;
+
+	memset(buf, 0, sizeof(buf));
+	w->opcode = b % 5;
+	w->send_flags = (b >> 3) & 0xf;
+	w->num_sge = nsge;
+	w->wr_id = u8();
+	w->ex.imm_data = 0x01020304;
+	if (qp_type_of(qpn) == VIRTIO_IB_QPT_UD) {
+		w->wr.ud.remote_qpn = pick(qpns, n_qp, u8());
+		w->wr.ud.remote_qkey = 0x11111111;
+		w->wr.ud.av.port = 1;
+		memcpy(w->wr.ud.av.dgid, gid0(), 16);
+		w->wr.ud.av.hop_limit = 64;
+		memcpy(w->wr.ud.av.dmac, port.mac, 6);
+	} else {
+		w->wr.rdma.remote_addr = rm->iova + roff % (rm->len + 1);
+		w->wr.rdma.rkey = rm->key;
+	}
+	for (i = 0; i < nsge; i++) {
+		struct virtio_rdma_sge s;
+		uint8_t which = u8();
+		uint32_t off = u16(), l = u16();
+
+		sge_in(&s, which, off, l);
+		if (w->send_flags & VIRTIO_IB_SEND_INLINE)
+			s.length %= 33;
+		memcpy(buf + sizeof(*w) + i * 16u, &s, 16);
+		if (w->send_flags & VIRTIO_IB_SEND_INLINE) {
+			memset(buf + len, 0x5a, s.length);
+			len += s.length;
+		}
+	}
+	if (k >= 0 && post_chain(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, (unsigned int)k), buf, len))
+		poll_device(1);
+}
+
+static void op_post_recv(void)
+{
+	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_recv) + 2 * 16];
+	struct virtio_rdma_cmd_post_recv *w = (void *)buf;
+	int k = qp_slot(pick(qpns, n_qp, u8()));
+	uint8_t nsge = u8() % 3, i;
+
+	memset(buf, 0, sizeof(buf));
+	w->num_sge = nsge;
+	w->wr_id = 0x100u + u8();
+	for (i = 0; i < nsge; i++) {
+		struct virtio_rdma_sge s;
+		uint8_t which = u8();
+		uint32_t off = u16(), l = u16();
+
+		sge_in(&s, which, off, l);
+		memcpy(buf + sizeof(*w) + i * 16u, &s, 16);
+	}
+	if (k >= 0 && post_chain(VIRTIO_RDMA_RQ_VQ(vmcfg.max_cq, (unsigned int)k), buf,
+				 sizeof(*w) + nsge * 16u))
+		poll_device(1);
+}
+
+/* Time passes (up to 12.7 s: retransmit and RNR timers fire). */
+static void op_poll(void)
+{
+	uint8_t rounds = 1u + u8() % 8u, adv = u8();
+
+	clock_ns += adv & 0x80 ? (adv & 0x7fu) * 100000000ull : adv * 10000ull;
+	poll_device(rounds);
+}
+
+static void rx_frame(uint8_t *buf, uint32_t len)
+{
+	struct roce_frag f = { buf, len };
+	enum roce_drop why;
+	struct roce_pkt pkt;
+
+	if (roce_parse(&pkt, &f, 1, &why))
+		return;
+	vdev_rx(&v, &pkt);
+}
+
+/* Rebuild a frame with its PSN moved (a valid frame the sender never sent). */
+static uint32_t move_psn(uint8_t *buf, uint32_t len, int8_t by)
+{
+	static uint8_t out[BUF_SIZE];
+	struct roce_frag f = { buf, len }, o = { out, sizeof(out) }, pl;
+	struct roce_pkt pkt;
+	enum roce_drop why;
+	unsigned int nused;
+	int n;
+
+	if (roce_parse(&pkt, &f, 1, &why))
+		return 0;
+	pkt.h.psn = (pkt.h.psn + (uint32_t)by) & 0xffffff;
+	pl = (struct roce_frag){ buf + pkt.payload_off, pkt.payload_len };
+	n = roce_build(&o, 1, &nused, &pkt.addr, &pkt.h, &pl, pkt.payload_len ? 1 : 0);
+	if (n <= 0)
+		return 0;
+	memcpy(buf, out, (size_t)n);
+	return (uint32_t)n;
+}
+
+/* The device's own frames back to it: passed, dropped, twice, or moved. */
+static void op_deliver(void)
+{
+	static uint8_t frame[BUF_SIZE];
+	uint8_t n = 1u + u8() % 16u;
+	uint16_t mode = u16();
+	unsigned int i;
+
+	for (i = 0; i < n && tx_head != tx_tail; i++) {
+		uint32_t len = tx_len[tx_head % TX_FRAMES];
+		unsigned int how = (mode >> (2 * (i % 8))) & 3;
+
+		memcpy(frame, tx_buf[tx_head % TX_FRAMES], len);
+		tx_head++;
+		if (how == 1)
+			continue;
+		if (how == 3 && !(len = move_psn(frame, len, (int8_t)(i & 1 ? 1 : -1))))
+			continue;
+		rx_frame(frame, len);
+		if (how == 2)
+			rx_frame(frame, len);
+	}
+}
+
+static const uint8_t frame_ops[] = {
+	ROCE_RC_SEND_FIRST, ROCE_RC_SEND_MIDDLE, ROCE_RC_SEND_LAST, ROCE_RC_SEND_LAST_IMM,
+	ROCE_RC_SEND_ONLY, ROCE_RC_SEND_ONLY_IMM, ROCE_RC_WRITE_FIRST, ROCE_RC_WRITE_MIDDLE,
+	ROCE_RC_WRITE_LAST, ROCE_RC_WRITE_LAST_IMM, ROCE_RC_WRITE_ONLY, ROCE_RC_WRITE_ONLY_IMM,
+	ROCE_RC_READ_REQUEST, ROCE_RC_READ_RESPONSE_FIRST, ROCE_RC_READ_RESPONSE_MIDDLE,
+	ROCE_RC_READ_RESPONSE_LAST, ROCE_RC_READ_RESPONSE_ONLY, ROCE_RC_ACK,
+	ROCE_UC_SEND_FIRST, ROCE_UC_SEND_ONLY, ROCE_UC_WRITE_FIRST, ROCE_UC_WRITE_ONLY,
+	ROCE_UD_SEND_ONLY, ROCE_UD_SEND_ONLY_IMM,
+};
+
+/* A frame from the wire, for a kept QP, at or near the PSN it expects. */
+static void op_frame(void)
+{
+	static uint8_t out[BUF_SIZE], payload[1024];
+	uint32_t qpn = pick(qpns, n_qp, u8());
+	const struct eng_qp *eq = eng_qp_of(qpn);
+	uint8_t opb = u8(), flags = u8();
+	int8_t delta = (int8_t)u8();
+	const struct f_mr *m = pick_mr(u8());
+	uint32_t off = u16(), rlen = u16(), plen = u16() % 1025u;
+	struct roce_addr a = { .vlan = -1, .hop_limit = 64, .sport = 0xc000 };
+	struct roce_hdrs h = { .pkey = ENG_PKEY_DEFAULT, .dqpn = qpn };
+	struct roce_frag o = { out, sizeof(out) }, pl = { payload, plen };
+	unsigned int nused;
+	int n;
+
+	h.opcode = frame_ops[opb % sizeof(frame_ops)];
+	if (eq) {
+		h.psn = ((roce_opcode(h.opcode)->mask & ROCE_F_RESP) ? eq->comp.psn :
+			 eq->resp.psn) + (uint32_t)delta;
+		h.psn &= 0xffffff;
+	}
+	h.ackreq = flags & 1;
+	h.se = flags & 2;
+	h.reth.va = m->iova + off;
+	h.reth.rkey = flags & 4 ? m->key ^ 0x100 : m->key;
+	h.reth.len = rlen;
+	h.aeth.syndrome = flags & 8 ? (uint8_t)(0x60 | (flags >> 4)) : AETH_ACK;
+	h.aeth.msn = (uint32_t)delta & 0xffffff;
+	h.deth.qkey = 0x11111111;
+	h.deth.sqpn = pick(qpns, n_qp, opb);
+	memcpy(a.dmac, port.mac, 6);
+	memcpy(a.smac, port.mac, 6);
+	a.smac[5] ^= 1;
+	memcpy(a.dgid, gid0(), 16);
+	memcpy(a.sgid, gid0(), 16);
+	if (flags & 0x80)
+		a.sgid[15] ^= 1;	/* another sender */
+	memset(payload, 0xc3, plen);
+	n = roce_build(&o, 1, &nused, &a, &h, &pl,
+		       (roce_opcode(h.opcode)->mask & ROCE_F_PAYLOAD) && plen ? 1 : 0);
+	if (n > 0)
+		rx_frame(out, (uint32_t)n);
+}
+
+static void op_notify(void)
+{
+	struct virtio_rdma_cmd_req_notify q;
+
+	q.cqn = pick(cqns, n_cq, u8());
+	q.flags = 1u + u8() % 2u;
+	ctrl(VIRTIO_CMD_REQ_NOTIFY_CQ, &q, sizeof(q), NULL, 0);
+}
+
+/* The front end's side: a disconnect, RESET_DEVICE, a new memory table
+ * (the same memory, a new mapping), or a queue disabled and enabled. */
+static void op_vhost(void)
+{
+	uint8_t what = u8() % 4, q = u8() % N_VQS;
+	struct vhost_vring_state st = { q, 0 };
+
+	switch (what) {
+	case 0:
+		if (reconnects < MAX_RECONNECTS)
+			reconnect();
+		break;
+	case 1:
+		if (reconnects < MAX_RECONNECTS) {
+			/* the device forgets everything, memory and owner too */
+			CHECK(send_msg(VHOST_USER_RESET_DEVICE, NULL, 0, NULL, 0) == 0);
+			drain();
+			connect_device();
+			reconnects++;
+		}
+		break;
+	case 2:
+		CHECK(set_mem_table());
+		break;
+	default:
+		CHECK(send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0);
+		poll_device(1);
+		st.num = 1;
+		CHECK(send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0);
+		break;
+	}
+	drain();
+}
+
+static void (*const ops[])(void) = {
+	op_create_pd, op_create_cq, op_reg_mr, op_dereg_mr, op_create_qp, op_connect,
+	op_modify_state, op_destroy, op_post_send, op_post_recv, op_poll, op_deliver,
+	op_frame, op_notify, op_vhost,
+};
+#define OP_MAX (sizeof(ops) / sizeof(ops[0]))
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc; (void)argv;
+	fixture_init();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	in = data;
+	in_left = size;
+	tx_head = tx_tail = 0;
+	reconnects = 0;
+	clock_ns = 1000000000ull;
+	memset(guest, 0, GUEST_SIZE);
+	CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
+	connect_device();
+
+	while (in_left) {
+		uint8_t op = u8() % OP_MAX;
+
+		if (verbose)
+			fprintf(stderr, "op %u\n", op);
+		ops[op]();
+		if (!vdev_live(&v)) {
+			if (reconnects >= MAX_RECONNECTS)
+				break;
+			reconnect();
+		}
+	}
+
+	if (verbose && v.eng) {
+		const struct eng_counters *c = eng_dev_counters(v.eng);
+
+		fprintf(stderr, "tx %" PRIu64 " rx %" PRIu64 " naks %" PRIu64 " cqes %" PRIu64
+			" wqes %" PRIu64 "/%" PRIu64 " refused %" PRIu64 "\n",
+			c->c[ENG_CNT_TX_PKTS], c->c[ENG_CNT_RX_PKTS],
+			c->c[ENG_CNT_NAK_SENT_ACCESS] + c->c[ENG_CNT_NAK_SENT_INVALID],
+			v.stats.cqes, v.stats.send_wqes, v.stats.recv_wqes, v.stats.refused_wqes);
+	}
+	vdev_free(&v);
+	drain();
+	return 0;
+}

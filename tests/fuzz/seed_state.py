@@ -1,0 +1,89 @@
+#!/usr/bin/python3
+# Seeds for fuzz_state (make fuzz): well-behaved tenants, so the fuzzer
+# mutates from traffic that flows (two RC QPs of the device connected to each
+# other, SENDs, WRITEs and READs of several packets, a UD exchange). None of
+# them deregisters or destroys anything while traffic is in flight: that is
+# for the fuzzer to find. The byte layout of each op is fuzz_state.c's.
+# Usage: seed_state.py DIR
+import os
+import struct
+import sys
+
+OUT = sys.argv[1]
+
+
+def pd():
+    return bytes([0])
+
+
+def cq(cqe=16):
+    return bytes([1, cqe])
+
+
+def mr(kind, access, pd=0, first=0, npages=4, off=0, length=16384):
+    return bytes([2, kind, access, pd, first, npages - 1]) + struct.pack('<HI', off, length - 1)
+
+
+def qp(typ, pd=0, scq=0, rcq=1, b=0x0e):
+    # type 0 RC, 1 UC, 2 UD; b: signal all, 8 send / 1 recv WRs
+    return bytes([4, typ, pd, scq, rcq, b])
+
+
+def connect(a, b, pa=100, pb=200, mtu=2, rd=4, timeout=14, retry=7 | 7 << 3):
+    return bytes([5, a, b]) + struct.pack('<II', pa, pb) + bytes([mtu, rd, timeout, retry])
+
+
+def send(q, opcode, rm=0, roff=0, sges=(), flags=2, ud_peer=None):
+    # flags: IB send flags (2: signaled)
+    r = bytes([8, q, opcode | flags << 3, len(sges), rm]) + struct.pack('<HB', roff, 7)
+    if ud_peer is not None:
+        r += bytes([ud_peer])
+    for (which, off, length) in sges:
+        r += bytes([which]) + struct.pack('<HH', off, length)
+    return r
+
+
+def recv(q, sges=(), wr=1):
+    r = bytes([9, q, len(sges), wr])
+    for (which, off, length) in sges:
+        r += bytes([which]) + struct.pack('<HH', off, length)
+    return r
+
+
+def poll(rounds=4, adv=1):
+    return bytes([10, rounds - 1, adv])
+
+
+def deliver(n=16, mode=0):
+    return bytes([11, n - 1]) + struct.pack('<H', mode)
+
+
+def flow(n=8):
+    return (poll() + deliver()) * n
+
+
+RC, UC, UD = 0, 1, 2
+WRITE, WRITE_IMM, SEND, SEND_IMM, READ = range(5)
+setup = (pd() + cq() + cq() + mr(1, 7, npages=8, length=32768) +
+         mr(2, 7, first=16, npages=8, length=32768))
+seeds = {
+    'rc_write': setup + qp(RC) + qp(RC) + connect(0, 1) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
+    'rc_send': setup + qp(RC) + qp(RC) + connect(0, 1) + recv(1, [(1, 0, 8192)]) +
+    send(0, SEND, sges=[(0, 0, 2500)]) + flow(),
+    'rc_read': setup + qp(RC) + qp(RC) + connect(0, 1) +
+    send(0, READ, rm=1, sges=[(0, 0, 4000)]) + flow(),
+    'rc_write_imm': setup + qp(RC) + qp(RC) + connect(0, 1) + recv(1) +
+    send(0, WRITE_IMM, rm=1, sges=[(0, 0, 1500)]) + flow(),
+    'uc_write': setup + qp(UC) + qp(UC) + connect(0, 1) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
+    'ud_send': setup + qp(UD) + qp(UD) + connect(0, 1) + recv(1, [(1, 0, 2048)]) +
+    send(0, SEND, sges=[(0, 0, 200)], ud_peer=1) + flow(),
+    'rc_lossy': setup + qp(RC) + qp(RC) + connect(0, 1) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) +
+    (poll() + deliver(mode=0x1111) + poll(adv=0x85)) * 6,
+}
+os.makedirs(OUT, exist_ok=True)
+for name, data in seeds.items():
+    with open(os.path.join(OUT, name), 'wb') as f:
+        f.write(data)
