@@ -15,6 +15,7 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_RX_ACKS] = "rx_acks",
 	[ENG_CNT_TX_NO_BUFFER] = "tx_no_buffer",
 	[ENG_CNT_DROP_NO_QP] = "drop_no_qp",
+	[ENG_CNT_DROP_ADDRESS] = "drop_address",
 	[ENG_CNT_DROP_QP_STATE] = "drop_qp_state",
 	[ENG_CNT_DROP_WRONG_TRANSPORT] = "drop_wrong_transport",
 	[ENG_CNT_DROP_DUPLICATE] = "drop_duplicate",
@@ -253,18 +254,40 @@ int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce
 	return (int)n;
 }
 
+/* A connected QP takes packets only from its peer's GID to its own (rxe's
+ * check_addr; IBA 9.6.1.5 for the GRH): anyone else who learned the QPN
+ * could otherwise inject requests or fake ACKs. Before RTR it has no peer;
+ * the state checks drop those packets. */
+static bool addr_ok(const struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	const struct eng_ah_attr *ah = &qp->attr.ah_attr;
+	enum eng_qp_state s = qp->attr.qp_state;
+	uint8_t gid[16], mac[6];
+
+	if (qp->init.qp_type == ENG_QPT_UD || s < ENG_QPS_RTR || s == ENG_QPS_ERR)
+		return true;
+	if (memcmp(pkt->addr.sgid, ah->dgid, 16))
+		return false;
+	return !qp->dev->ops->gid(qp->dev->ctx, ah->sgid_index, gid, mac) &&
+	       !memcmp(pkt->addr.dgid, gid, 16);
+}
+
 void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 {
 	struct eng_qp *qp = NULL;
 
-	if (pkt->op->qpt != ROCE_QPT_CNP && pkt->h.dqpn >= ENG_FIRST_QPN)
-		qp = eng_table_get(&dev->qps, pkt->h.dqpn - ENG_FIRST_QPN);
+	if (pkt->op->qpt != ROCE_QPT_CNP)
+		qp = eng_qp_from_num(dev, pkt->h.dqpn);
 	if (!qp) {
 		/* CNPs are counted here too: no congestion control yet. */
 		count(dev, NULL, ENG_CNT_DROP_NO_QP);
 		return;
 	}
 	count(dev, qp, ENG_CNT_RX_PKTS);
+	if (!addr_ok(qp, pkt)) {
+		eng_count(qp, ENG_CNT_DROP_ADDRESS);
+		return;
+	}
 	if (pkt->op->mask & ROCE_F_RESP)
 		eng_comp_rx(qp, pkt);
 	else

@@ -111,7 +111,8 @@ enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2 };
 #define ENG_MAX_MSG		(1u << 31)
 #define ENG_GID_TABLE_LEN	16
 #define ENG_PKEY_DEFAULT	0xffff	/* the only P_Key: table length 1 */
-#define ENG_FIRST_QPN		16	/* 0 and 1 are special in IB; keep some room */
+#define ENG_FIRST_QPN		16	/* QPNs are random in [16, 2^24 - 1): 0 and 1 are
+					 * special in IB, 2^24 - 1 is multicast */
 
 struct eng_sge {
 	uint64_t addr;
@@ -189,6 +190,7 @@ enum eng_counter {
 	ENG_CNT_TX_NO_BUFFER,		/* a frame waited for a transmit buffer */
 	/* receive drops */
 	ENG_CNT_DROP_NO_QP,		/* destination QP does not exist */
+	ENG_CNT_DROP_ADDRESS,		/* RC/UC: not from the QP's peer GID, or not to its own */
 	ENG_CNT_DROP_QP_STATE,		/* QP cannot receive (RESET, INIT, ERR) */
 	ENG_CNT_DROP_WRONG_TRANSPORT,	/* RC opcode for a UD QP and the like */
 	ENG_CNT_DROP_DUPLICATE,		/* already received (re-ACKed where RC) */
@@ -261,7 +263,7 @@ enum eng_async_event {
 	ENG_EVENT_QP_ACCESS_ERR = 4,	/* a responder error: access violation */
 };
 
-struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed);
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx);
 void eng_dev_free(struct eng_dev *dev);
 /* The port's MTU: the size of UD messages and the ceiling of path_mtu. */
 void eng_dev_set_port_mtu(struct eng_dev *dev, enum eng_mtu mtu);
@@ -288,6 +290,7 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 /* Point an MR at a new range, keeping its keys (MAP_MR_SG). */
 int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length);
 int eng_mr_dereg(struct eng_mr *mr);
+uint32_t eng_mr_handle(const struct eng_mr *mr);	/* small, < max_mr; not a key */
 uint32_t eng_mr_lkey(const struct eng_mr *mr);
 uint32_t eng_mr_rkey(const struct eng_mr *mr);
 
@@ -342,6 +345,8 @@ int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr);
  * completes with `status` after it. */
 int eng_qp_refuse_wr(struct eng_qp *qp, bool recv, uint64_t wr_id, enum eng_wc_status status);
 uint32_t eng_qp_num(const struct eng_qp *qp);
+uint32_t eng_qp_handle(const struct eng_qp *qp);	/* small, < max_qp; not the QPN */
+struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn);	/* or NULL */
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp);
 const struct eng_counters *eng_qp_counters(const struct eng_qp *qp);
 const char *eng_qp_state_name(enum eng_qp_state s);

@@ -21,16 +21,33 @@ static inline void *eng_table_get(const struct eng_table *t, uint32_t index)
 }
 void eng_table_free(struct eng_table *t);
 
+/* Random 32-bit names (MR keys, QPNs) to objects: open addressing with
+ * linear probing, deleted by backward shift (no tombstones). */
+struct eng_idmap {
+	uint32_t *key;
+	void **obj;		/* NULL: empty */
+	uint32_t mask;		/* capacity - 1; 0 before the first add */
+	uint32_t used;
+};
+
+int eng_idmap_add(struct eng_idmap *m, uint32_t key, void *obj);	/* key not present */
+void *eng_idmap_get(const struct eng_idmap *m, uint32_t key);
+void eng_idmap_del(struct eng_idmap *m, uint32_t key);
+void eng_idmap_free(struct eng_idmap *m);
+/* Add obj under a random name (x & mask) not in m and not refused by bad
+ * (may be NULL), returned in *name: arc4random, so a peer who saw some
+ * names cannot predict the next. */
+int eng_idmap_add_random(struct eng_idmap *m, uint32_t mask, bool (*bad)(uint32_t), void *obj,
+			 uint32_t *name);
+
 struct eng_dev {
 	enum eng_mtu port_mtu;	/* UD messages and the ceiling of path_mtu */
 	struct eng_counters cnt;	/* all QPs, and frames for no QP */
 	const struct eng_ops *ops;
 	void *ctx;
-	uint64_t rng;		/* xorshift64*: key bits, not security-grade */
-	struct eng_table pds, mrs, cqs, qps;
+	struct eng_table pds, mrs, cqs, qps;	/* by handle */
+	struct eng_idmap mr_keys, qpns;		/* by the names peers see */
 };
-
-uint32_t eng_random(struct eng_dev *dev);
 
 struct eng_pd {
 	struct eng_dev *dev;
@@ -40,7 +57,8 @@ struct eng_pd {
 
 struct eng_mr {
 	struct eng_pd *pd;
-	uint32_t key;		/* index << 8 | 8 random bits; lkey == rkey */
+	uint32_t index;		/* the handle */
+	uint32_t key;		/* 32 random bits, unique in the device; lkey == rkey */
 	uint64_t iova, length;
 	unsigned int access;
 	eng_mem_map_fn map;
@@ -86,8 +104,8 @@ struct eng_wq {
 struct eng_qp {
 	struct eng_dev *dev;
 	struct eng_pd *pd;
-	uint32_t index;
-	uint32_t qpn;
+	uint32_t index;		/* the handle */
+	uint32_t qpn;		/* random, unique in the device */
 	struct eng_qp_init_attr init;
 	struct eng_qp_attr attr;	/* state and every attribute set so far */
 	struct eng_wq sq, rq;

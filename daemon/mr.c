@@ -2,10 +2,12 @@
 /*
  * The engine's device, protection domains and memory regions.
  *
- * Keys are index << 8 | 8 random bits, fresh at each registration, so a
- * stale or guessed key fails the lookup (the IBA leaves the key format to the
- * implementation; rxe uses the same split). Every range check is written so
- * that no sum can wrap 2^64.
+ * Keys are 32 random bits (arc4random), fresh at each registration and
+ * unique in the device, so a stale key fails the lookup and a peer guessing
+ * one is right once in 2^32 tries (the IBA leaves the key format to the
+ * implementation; rxe spends only 8 bits). Handles (the index in the table)
+ * are separate and never on the wire. Every range check is written so that
+ * no sum can wrap 2^64.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,18 +64,114 @@ void eng_table_free(struct eng_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-uint32_t eng_random(struct eng_dev *dev)
+static uint32_t idmap_home(const struct eng_idmap *m, uint32_t key)
 {
-	uint64_t x = dev->rng;
+	uint32_t h = key * 0x9e3779b1u;
 
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	dev->rng = x;
-	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+	return (h ^ h >> 16) & m->mask;
 }
 
-struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed)
+static int idmap_grow(struct eng_idmap *m)
+{
+	struct eng_idmap n = { .mask = m->mask ? m->mask * 2 + 1 : 15 };
+	uint32_t i;
+
+	n.key = calloc(n.mask + 1, sizeof(*n.key));
+	n.obj = calloc(n.mask + 1, sizeof(*n.obj));
+	if (!n.key || !n.obj) {
+		free(n.key);
+		free(n.obj);
+		return -ENOMEM;
+	}
+	for (i = 0; m->mask && i <= m->mask; i++)
+		if (m->obj[i])
+			eng_idmap_add(&n, m->key[i], m->obj[i]);
+	eng_idmap_free(m);
+	*m = n;
+	return 0;
+}
+
+int eng_idmap_add(struct eng_idmap *m, uint32_t key, void *obj)
+{
+	uint32_t i;
+	int err;
+
+	if ((m->used + 1) * 2 > m->mask + 1) {	/* at most half full */
+		err = idmap_grow(m);
+		if (err)
+			return err;
+	}
+	for (i = idmap_home(m, key); m->obj[i]; i = (i + 1) & m->mask)
+		;
+	m->key[i] = key;
+	m->obj[i] = obj;
+	m->used++;
+	return 0;
+}
+
+static int64_t idmap_find(const struct eng_idmap *m, uint32_t key)
+{
+	uint32_t i;
+
+	if (!m->mask)
+		return -1;
+	for (i = idmap_home(m, key); m->obj[i]; i = (i + 1) & m->mask)
+		if (m->key[i] == key)
+			return i;
+	return -1;
+}
+
+void *eng_idmap_get(const struct eng_idmap *m, uint32_t key)
+{
+	int64_t i = idmap_find(m, key);
+
+	return i < 0 ? NULL : m->obj[i];
+}
+
+void eng_idmap_del(struct eng_idmap *m, uint32_t key)
+{
+	int64_t found = idmap_find(m, key);
+	uint32_t i, j, h;
+
+	if (found < 0)
+		return;
+	m->used--;
+	i = (uint32_t)found;
+	/* Pull back every later entry of the run whose home is not in (i, j]. */
+	for (j = (i + 1) & m->mask; m->obj[j]; j = (j + 1) & m->mask) {
+		h = idmap_home(m, m->key[j]);
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		m->key[i] = m->key[j];
+		m->obj[i] = m->obj[j];
+		i = j;
+	}
+	m->obj[i] = NULL;
+}
+
+void eng_idmap_free(struct eng_idmap *m)
+{
+	free(m->key);
+	free(m->obj);
+	memset(m, 0, sizeof(*m));
+}
+
+int eng_idmap_add_random(struct eng_idmap *m, uint32_t mask, bool (*bad)(uint32_t), void *obj,
+			 uint32_t *name)
+{
+	uint32_t x;
+	int err;
+
+	do
+		x = arc4random() & mask;
+	while ((bad && bad(x)) || eng_idmap_get(m, x));
+	err = eng_idmap_add(m, x, obj);
+	if (!err)
+		*name = x;
+	return err;
+}
+
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx)
 {
 	struct eng_dev *dev = calloc(1, sizeof(*dev));
 
@@ -81,7 +179,6 @@ struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, uint64_t seed)
 		return NULL;
 	dev->ops = ops;
 	dev->ctx = ctx;
-	dev->rng = seed ? seed : 0x9e3779b97f4a7c15ull;
 	dev->pds.max = ENG_MAX_PD;
 	dev->mrs.max = ENG_MAX_MR;
 	dev->cqs.max = ENG_MAX_QP;
@@ -98,6 +195,8 @@ void eng_dev_free(struct eng_dev *dev)
 	eng_table_free(&dev->mrs);
 	eng_table_free(&dev->cqs);
 	eng_table_free(&dev->qps);
+	eng_idmap_free(&dev->mr_keys);
+	eng_idmap_free(&dev->qpns);
 	free(dev);
 }
 
@@ -136,7 +235,6 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	       eng_mem_map_fn map, void *mem, struct eng_mr **out)
 {
 	struct eng_mr *mr;
-	uint32_t index;
 	int err;
 
 	/* The last byte must be addressable: iova + length may reach 2^64
@@ -150,13 +248,13 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	err = eng_table_add(&pd->dev->mrs, mr, &index);
-	if (err) {
-		free(mr);
-		return err;
-	}
+	err = eng_idmap_add_random(&pd->dev->mr_keys, UINT32_MAX, NULL, mr, &mr->key);
+	if (err)
+		goto free_mr;
+	err = eng_table_add(&pd->dev->mrs, mr, &mr->index);
+	if (err)
+		goto del_key;
 	mr->pd = pd;
-	mr->key = index << 8 | (eng_random(pd->dev) & 0xff);
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
@@ -165,6 +263,12 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	pd->users++;
 	*out = mr;
 	return 0;
+
+del_key:
+	eng_idmap_del(&pd->dev->mr_keys, mr->key);
+free_mr:
+	free(mr);
+	return err;
 }
 
 int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length)
@@ -187,10 +291,16 @@ void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, u
 
 int eng_mr_dereg(struct eng_mr *mr)
 {
-	eng_table_del(&mr->pd->dev->mrs, mr->key >> 8);
+	eng_idmap_del(&mr->pd->dev->mr_keys, mr->key);
+	eng_table_del(&mr->pd->dev->mrs, mr->index);
 	mr->pd->users--;
 	free(mr);
 	return 0;
+}
+
+uint32_t eng_mr_handle(const struct eng_mr *mr)
+{
+	return mr->index;
 }
 
 uint32_t eng_mr_lkey(const struct eng_mr *mr)
@@ -207,11 +317,11 @@ enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint
 			      bool remote, uint64_t addr, uint64_t len, unsigned int access,
 			      struct eng_mr **out)
 {
-	struct eng_mr *mr = eng_table_get(&dev->mrs, key >> 8);
+	struct eng_mr *mr = eng_idmap_get(&dev->mr_keys, key);
 	uint64_t off;
 
 	(void)remote;	/* lkey == rkey: the access flags tell local from remote use */
-	if (!mr || mr->key != key)
+	if (!mr)
 		return ENG_MEM_BAD_KEY;
 	if (mr->pd != pd)
 		return ENG_MEM_BAD_PD;

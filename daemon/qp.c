@@ -309,6 +309,21 @@ uint32_t eng_qp_num(const struct eng_qp *qp)
 	return qp->qpn;
 }
 
+uint32_t eng_qp_handle(const struct eng_qp *qp)
+{
+	return qp->index;
+}
+
+struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn)
+{
+	return eng_idmap_get(&dev->qpns, qpn);
+}
+
+static bool qpn_reserved(uint32_t n)
+{
+	return n < ENG_FIRST_QPN || n == 0xffffff;
+}
+
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp)
 {
 	return qp->attr.qp_state;
@@ -362,16 +377,21 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	}
 	for (i = 0; i < qp->rq.size; i++, sge += c->max_recv_sge)
 		qp->rwqe[i].sge = sge;
-	err = eng_table_add(&pd->dev->qps, qp, &qp->index);
+	/* Random QPNs: a peer cannot aim at a QP it was not told of. */
+	err = eng_idmap_add_random(&pd->dev->qpns, 0xffffff, qpn_reserved, qp, &qp->qpn);
 	if (err)
 		goto free_qp;
-	qp->qpn = ENG_FIRST_QPN + qp->index;
+	err = eng_table_add(&pd->dev->qps, qp, &qp->index);
+	if (err)
+		goto del_qpn;
 	pd->users++;
 	init->send_cq->users++;
 	init->recv_cq->users++;
 	*out = qp;
 	return 0;
 
+del_qpn:
+	eng_idmap_del(&pd->dev->qpns, qp->qpn);
 free_qp:
 	qp_free(qp);
 	return err;
@@ -379,6 +399,7 @@ free_qp:
 
 int eng_qp_destroy(struct eng_qp *qp)
 {
+	eng_idmap_del(&qp->dev->qpns, qp->qpn);
 	eng_table_del(&qp->dev->qps, qp->index);
 	qp->pd->users--;
 	qp->init.send_cq->users--;

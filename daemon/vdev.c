@@ -338,7 +338,7 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 		if (cq && event == ENG_EVENT_CQ_ERR)
 			cq->in_error = true;
 	} else if (eqp) {
-		uint32_t k = eng_qp_num(eqp) - VIRTIO_RDMA_FIRST_QPN;
+		uint32_t k = eng_qp_handle(eqp);
 
 		qpn = eng_qp_num(eqp);
 		if (k < v->max_qp && v->qps[k].eng == eqp)
@@ -407,7 +407,7 @@ static int device_reset(struct vdev *v)
 {
 	free_resources(v);
 	eng_dev_free(v->eng);
-	v->eng = eng_dev_new(&v->eng_ops, v, ((uint64_t)v->vm_id << 32) ^ op_now(v));
+	v->eng = eng_dev_new(&v->eng_ops, v);
 	if (!v->eng)
 		return -ENOMEM;
 	eng_dev_set_limits(v->eng, VDEV_MAX_PD, VDEV_MAX_MR, v->max_cq, v->max_qp);
@@ -598,9 +598,10 @@ static struct vdev_cq *cq_get(struct vdev *v, uint32_t cqn)
 
 static struct vdev_qp *qp_get(struct vdev *v, uint32_t qpn)
 {
-	uint32_t k = qpn - VIRTIO_RDMA_FIRST_QPN;
+	struct eng_qp *eqp = eng_qp_from_num(v->eng, qpn);
+	uint32_t k = eqp ? eng_qp_handle(eqp) : v->max_qp;
 
-	return qpn >= VIRTIO_RDMA_FIRST_QPN && k < v->max_qp && v->qps[k].eng ? &v->qps[k] : NULL;
+	return k < v->max_qp && v->qps[k].eng == eqp ? &v->qps[k] : NULL;
 }
 
 static bool access_valid(uint32_t a)
@@ -717,7 +718,7 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 	err = eng_mr_reg(pd, iova, length, access, mr_map, mr, &mr->eng);
 	if (err)
 		return status_of(err);
-	mrn = eng_mr_lkey(mr->eng) >> 8;	/* the engine's slot: unique, < VDEV_MAX_MR */
+	mrn = eng_mr_handle(mr->eng);	/* the engine's slot: unique, < VDEV_MAX_MR */
 	v->mrs[mrn] = mr;
 	r->mrn = htole32(mrn);
 	r->lkey = htole32(eng_mr_lkey(mr->eng));
@@ -871,7 +872,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	err = eng_qp_create(pd, &init, &eqp);
 	if (err)
 		return status_of(err);
-	k = eng_qp_num(eqp) - VIRTIO_RDMA_FIRST_QPN;
+	k = eng_qp_handle(eqp);	/* < max_qp: the engine's limit is ours */
 	qp = &v->qps[k];
 	memset(qp, 0, sizeof(*qp));
 	qp->eng = eqp;
@@ -882,6 +883,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
 	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0 };
 	r->qpn = htole32(eng_qp_num(eqp));
+	r->qp_index = htole32(k);
 	return VIRTIO_RDMA_OK;
 }
 
@@ -1379,15 +1381,16 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 
 void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
 {
-	uint32_t k = pkt->h.dqpn - VIRTIO_RDMA_FIRST_QPN;
+	struct vdev_qp *qp;
 
 	if (!vdev_live(v))
 		return;
 	/* A receive the driver posted before the peer sent must be there when
 	 * the message arrives (UC and UD have no RNR to fall back on): take
 	 * what the receive queue holds first. */
-	if (pkt->h.dqpn >= VIRTIO_RDMA_FIRST_QPN && k < v->max_qp && v->qps[k].eng)
-		poll_wq(v, &v->qps[k], k, true);
+	qp = qp_get(v, pkt->h.dqpn);
+	if (qp)
+		poll_wq(v, qp, (uint32_t)(qp - v->qps), true);
 	if (!v->broken)
 		eng_rx(v->eng, pkt);
 }

@@ -23,9 +23,11 @@
 #define VIRTIO_RDMA_SQ_VQ(max_cq, k)	(1u + (max_cq) + 2u * (k))
 #define VIRTIO_RDMA_RQ_VQ(max_cq, k)	(2u + (max_cq) + 2u * (k))
 #define VIRTIO_RDMA_NUM_VQS(max_cq, max_qp) (1u + (max_cq) + 2u * (max_qp))
-/* The QP number of slot k, on the wire and in every command (0 and 1 are
- * IB's special QPs; the first numbers are kept free). */
+/* QP numbers (on the wire and in every command) are random in
+ * [VIRTIO_RDMA_FIRST_QPN, VIRTIO_RDMA_LAST_QPN]: 0 and 1 are IB's special
+ * QPs, 2^24 - 1 is multicast. CREATE_QP also says the QP's slot k. */
 #define VIRTIO_RDMA_FIRST_QPN		16u
+#define VIRTIO_RDMA_LAST_QPN		0xfffffeu
 #define VIRTIO_RDMA_PAGE_SIZE		4096u	/* REG_USER_MR / MAP_MR_SG pages */
 
 /* ---- configuration space (read with vhost-user GET_CONFIG) ---- */
@@ -207,7 +209,12 @@ struct virtio_rdma_cmd_create_qp {
 	uint32_t reserved[8];
 };
 
-struct virtio_rdma_rsp_create_qp { uint32_t qpn; };
+/* qpn: random (24 bits), what the QP is named by in commands and on the
+ * wire; qp_index: k, its queues (VIRTIO_RDMA_SQ_VQ / VIRTIO_RDMA_RQ_VQ). */
+struct virtio_rdma_rsp_create_qp {
+	uint32_t qpn;
+	uint32_t qp_index;
+};
 
 struct virtio_rdma_global_route {
 	uint8_t dgid[16];
@@ -548,7 +555,7 @@ VRDMA_ABI(virtio_rdma_cmd_create_qp, recv_cqn, 28);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, max_inline_data, 32);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, reserved, 36);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_create_qp, 68);
-VRDMA_ABI_SIZE(virtio_rdma_rsp_create_qp, 4);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_create_qp, 8);
 
 VRDMA_ABI(virtio_rdma_global_route, flow_label, 16);
 VRDMA_ABI(virtio_rdma_global_route, sgid_index, 20);

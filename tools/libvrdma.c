@@ -1860,8 +1860,8 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_recv_sge = init->max_recv_sge;
 	qp->max_inline = init->max_inline_data;
-	k = qp->qpn - VIRTIO_RDMA_FIRST_QPN;
-	if (qp->qpn < VIRTIO_RDMA_FIRST_QPN || k >= ctx->max_qp) {
+	k = rsp.qp_index;
+	if (qp->qpn < VIRTIO_RDMA_FIRST_QPN || qp->qpn > VIRTIO_RDMA_LAST_QPN || k >= ctx->max_qp) {
 		ret = -EPROTO;	/* no queues for it */
 		goto destroy_qp;
 	}

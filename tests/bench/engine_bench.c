@@ -176,7 +176,7 @@ static void side_init(struct side *s, uint8_t id)
 	s->gid[15] = id;
 	s->mac[0] = 0x52;
 	s->mac[5] = id;
-	s->dev = eng_dev_new(&ops, s, 1000 + id);
+	s->dev = eng_dev_new(&ops, s);
 	if (!s->dev)
 		die("eng_dev_new", 0);
 	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);

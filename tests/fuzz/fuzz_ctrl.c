@@ -20,11 +20,11 @@
  *   then records, as long as the input lasts:
  *     u8 command: bits 0-4 the command (0..31: unknown ones too),
  *                 bit 7 fix the request: guest-address fields (pages)
- *                 into guest memory, QPNs to 16 + (qpn % 8)
+ *                 into guest memory, QPNs to the QP of slot qpn % 8
  *     u8 length:  bit 7 set: the exact size of the command's request;
  *                 else bits 0-6 (0..127 bytes)
  *     the request: that many bytes (zero-padded where the input ends)
- *   Handles come out small (pdn, cqn, mrn from 0/1, QPN 16 + slot), so later
+ *   Handles come out small (pdn, cqn, mrn from 0/1; QPNs by slot), so later
  *   records of the same input reuse what earlier ones created.
  *
  * Checks: the status is a known one (<= VIRTIO_RDMA_ERR_UNSUPP); on OK the
@@ -44,6 +44,8 @@
 #include <unistd.h>
 
 #include "fuzz_device.h"
+
+#include "engine_int.h"
 
 #define MAX_CHUNK	(63u * 64u)
 #define RSP_CAP		256u
@@ -108,6 +110,7 @@ static uint64_t fix_gpa(uint64_t x, bool align)
 
 static void fix_request(uint8_t cmd, uint8_t *req)
 {
+	const struct eng_qp *qp;
 	uint64_t u64;
 	uint32_t u32;
 
@@ -128,9 +131,11 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 	case VIRTIO_CMD_MODIFY_QP:
 	case VIRTIO_CMD_QUERY_QP:
 	case VIRTIO_CMD_DESTROY_QP:
-		/* qpn is the first field of all three */
+		/* qpn is the first field of all three: the QP of slot u32 % 8
+		 * (QPNs are random), else a number no QP has */
 		memcpy(&u32, req, 4);
-		u32 = VIRTIO_RDMA_FIRST_QPN + u32 % 8;
+		qp = eng_table_get(&v.eng->qps, u32 % 8);
+		u32 = qp ? eng_qp_num(qp) : VIRTIO_RDMA_FIRST_QPN - 1;
 		memcpy(req, &u32, 4);
 		break;
 	default:

@@ -168,7 +168,7 @@ static uint8_t ctrl(uint8_t cmd, const void *req, size_t len, void *rsp, size_t 
 
 static struct eng_qp *eng_qp_of(uint32_t qpn)
 {
-	return qpn >= ENG_FIRST_QPN ? eng_table_get(&v.eng->qps, qpn - ENG_FIRST_QPN) : NULL;
+	return eng_qp_from_num(v.eng, qpn);
 }
 
 /* The QP slot behind a QPN, as the device lays out its queues. */
@@ -176,7 +176,7 @@ static int qp_slot(uint32_t qpn)
 {
 	struct eng_qp *eq = eng_qp_of(qpn);
 
-	return eq ? (int)eq->index : -1;
+	return eq ? (int)eng_qp_handle(eq) : -1;
 }
 
 /* ---- the rings, as a driver fills them ---- */

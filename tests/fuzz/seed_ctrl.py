@@ -38,16 +38,16 @@ r += rec(11, qp)                                        # CREATE_QP RC -> 16
 r += rec(11, struct.pack('<IBBHIIIIII I32x', 0, 4, 0, 0, 16, 2, 0, 16, 2, 1, 64))  # UD -> 17
 # INIT
 init = qp_attr(1, pkey=(24, '<H', 0), port=(33, '<B', 1), acc=(20, '<I', 7))
-r += rec(12, struct.pack('<II', 16, 1 | 8 | 16 | 32) + init)
+r += rec(12, struct.pack('<II', 16, 1 | 8 | 16 | 32) + init, fix=True)
 # RTR
 a = bytearray(qp_attr(2, mtu=(2, '<B', 3), rq=(8, '<I', 100), dq=(16, '<I', 17),
                       mdra=(31, '<B', 1), rnr=(32, '<B', 12)))
 a[64:100] = ah(dgid)
-r += rec(12, struct.pack('<II', 16, 1 | 128 | 256 | (1 << 20) | (1 << 12) | (1 << 17) | (1 << 15)) + bytes(a))
+r += rec(12, struct.pack('<II', 16, 1 | 128 | 256 | (1 << 20) | (1 << 12) | (1 << 17) | (1 << 15)) + bytes(a), fix=True)
 # RTS
 rts = qp_attr(3, sq=(12, '<I', 200), to=(34, '<B', 14), rc=(35, '<B', 7), rr=(36, '<B', 7), mra=(30, '<B', 1))
-r += rec(12, struct.pack('<II', 16, 1 | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 16) | (1 << 13)) + rts)
-r += rec(13, struct.pack('<II', 16, 0xffffffff))       # QUERY_QP
+r += rec(12, struct.pack('<II', 16, 1 | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 16) | (1 << 13)) + rts, fix=True)
+r += rec(13, struct.pack('<II', 16, 0xffffffff), fix=True)       # QUERY_QP
 r += rec(6, struct.pack('<II', 0, 7))                   # GET_DMA_MR
 r += rec(7, struct.pack('<III', 0, 7, 16))              # CREATE_MR
 r += rec(8, struct.pack('<IIQQQ', 2, 4, 0x10000, 0x4000, GPA))  # MAP_MR_SG mrn 2? 
@@ -57,8 +57,8 @@ r += rec(15, struct.pack('<IHH', 1, 0, 0))              # QUERY_PKEY
 r += rec(16, dgid + struct.pack('<IHHI', 1, 1, 0, 1))   # ADD_GID
 r += rec(17, struct.pack('<HHI', 1, 0, 1))              # DEL_GID
 r += rec(18, struct.pack('<II', 0, 2))                  # REQ_NOTIFY_CQ
-r += rec(14, struct.pack('<I', 16))                     # DESTROY_QP
-r += rec(14, struct.pack('<I', 17))
+r += rec(14, struct.pack('<I', 16), fix=True)                     # DESTROY_QP
+r += rec(14, struct.pack('<I', 17), fix=True)
 for m in range(4):
     r += rec(10, struct.pack('<I', m))                  # DEREG_MR
 r += rec(3, struct.pack('<I', 0)) + rec(3, struct.pack('<I', 1))

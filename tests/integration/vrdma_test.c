@@ -1028,7 +1028,7 @@ static void t_create_qp(struct env *e)
 	MUST(raw_status(e, A, VIRTIO_CMD_CREATE_QP, &req, sizeof(req), rsp_len, VIRTIO_RDMA_ERR_NOENT,
 			"CREATE_QP with an unknown PD"));
 
-	/* max_qp, then NOMEM; qpn = 16 + a slot < max_qp */
+	/* max_qp, then NOMEM; QPNs distinct, random in [16, 2^24 - 1) */
 	init = qp_init(VIRTIO_IB_QPT_UD, cq, cq);
 	init.max_send_wr = init.max_recv_wr = 1;
 	init.max_send_sge = init.max_recv_sge = 1;
@@ -1037,7 +1037,8 @@ static void t_create_qp(struct env *e)
 		TRY(vrdma_create_qp(pd, &init, &qps[i]));
 	for (i = 0; i < c->max_qp; i++)
 		qpn[i] = vrdma_qp_num(qps[i]);
-	MUST(distinct(e, "qpn", qpn, c->max_qp, VIRTIO_RDMA_FIRST_QPN, c->max_qp));
+	MUST(distinct(e, "qpn", qpn, c->max_qp, VIRTIO_RDMA_FIRST_QPN,
+		      VIRTIO_RDMA_LAST_QPN - VIRTIO_RDMA_FIRST_QPN + 1));
 	EXPECT(vrdma_create_qp(pd, &init, &qp), -ENOMEM);
 out:
 	free(qps);

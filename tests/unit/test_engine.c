@@ -3,14 +3,16 @@
  * Unit tests for the transport engine's verbs objects (daemon/engine.h) and
  * the PSN arithmetic (daemon/psn.h), written from the specification (the
  * header, ibverbs and the kernel's ib_modify_qp_is_ok), not from the
- * implementation. Every test is deterministic (fixed seeds).
+ * implementation. Every test is deterministic (fixed seeds), but for the
+ * values of keys and QP numbers, which are random by design.
  *
  *  1. psn_add / psn_diff / psn_before / psn_after across the 2^24 wrap and
  *     at the +-2^23 boundaries;
  *  2. eng_qp_state_name, eng_counter_name;
  *  3. PDs: distinct handles, -EBUSY while an MR or a QP uses one;
  *  4. MR keys: distinct per registration, random bits that change when a
- *     slot is reused (32 cycles), stale and altered keys are BAD_KEY;
+ *     slot is reused (32 cycles), stale and altered keys are BAD_KEY, at
+ *     least 24 random bits over 64 keys;
  *  5. eng_mr_check, one numbered case per fault (PD, access, range);
  *  6. an MR ending exactly at 2^64, registrations that wrap 2^64;
  *  7. eng_mr_copy_in / eng_mr_copy_out across 4 KiB "pages" at odd offsets
@@ -190,11 +192,11 @@ struct fx {
 	struct eng_cq *scq, *rcq;
 };
 
-static void fx_init(struct fx *f, uint64_t seed)
+static void fx_init(struct fx *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->t.now = 1000000000ull;
-	f->dev = eng_dev_new(&test_ops, &f->t, seed);
+	f->dev = eng_dev_new(&test_ops, &f->t);
 	assert_non_null(f->dev);
 	/* the tests use path MTUs up to 4096: do not depend on the default */
 	eng_dev_set_port_mtu(f->dev, ENG_MTU_4096);
@@ -682,7 +684,7 @@ static void test_pd(void **state)
 	unsigned int i, j;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	for (i = 0; i < ARRAY_SIZE(pds); i++) {
 		assert_int_equal(eng_pd_alloc(f.dev, &pds[i]), 0);
 		assert_true(eng_pd_handle(pds[i]) != eng_pd_handle(f.pd));
@@ -737,7 +739,7 @@ static void test_mr_keys(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, 2 * PAGE);
 
 	/* 4.1 two registrations of one range: different keys, each finds its MR */
@@ -815,6 +817,31 @@ static void test_mr_keys(void **state)
 	if (!low_differs)
 		fail_msg("4.4 32 registrations, all keys with low byte %#x", first_l & 0xff);
 	assert_int_equal(check_key(&f, prev_l, false, iova, 1, 0, NULL), ENG_MEM_BAD_KEY);
+
+	/* 4.5 keys are not the handle plus a few random bits: over 64 live
+	 * MRs at least 24 of the 32 key bits vary (random keys: all 32, but
+	 * for a 2^-30 chance), and no key is its MR's handle */
+	{
+		struct eng_mr *many[64];
+		uint32_t varied = 0, k0 = 0;
+
+		for (i = 0; i < 64; i++) {
+			assert_int_equal(eng_mr_reg(f.pd, iova, PAGE, ENG_ACCESS_ALL, t_map, &m,
+						    &many[i]), 0);
+			if (!i)
+				k0 = eng_mr_lkey(many[0]);
+			varied |= eng_mr_lkey(many[i]) ^ k0;
+			assert_true(eng_mr_handle(many[i]) < ENG_MAX_MR);
+		}
+		if (__builtin_popcount(varied) < 24)
+			fail_msg("4.5 64 keys vary in %d bits only (%#x)", __builtin_popcount(varied),
+				 varied);
+		for (i = 0; i < 64; i++) {
+			assert_int_equal(check_key(&f, eng_mr_lkey(many[i]), false, iova, 1, 0, NULL),
+					 ENG_MEM_OK);
+			assert_int_equal(eng_mr_dereg(many[i]), 0);
+		}
+	}
 
 	mem_fini(&m);
 	fx_fini(&f);
@@ -905,7 +932,7 @@ static void test_mr_check(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, CK_LEN);
 	assert_int_equal(eng_pd_alloc(f.dev, &pd2), 0);
 	for (i = 0; i < MR_N; i++)
@@ -947,7 +974,7 @@ static void test_mr_wrap(void **state)
 	int ret;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, PAGE);
 
 	/* 6.1 [top, 2^64): either accepted, and then exact, or -EINVAL */
@@ -1016,7 +1043,7 @@ static void test_mr_copy(void **state)
 
 	(void)state;
 	rng_seed(SEED);
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, CP_LEN);
 	for (k = 0; k < CP_LEN; k++)
 		*mem_at(&m, k) = model[k] = (uint8_t)(k * 7 + 3);
@@ -1128,7 +1155,7 @@ static void test_cq(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	assert_int_equal(eng_cq_create(f.dev, 0, &cq), -EINVAL);
 	assert_int_equal(eng_cq_create(f.dev, ENG_MAX_CQE + 1, &cq), -EINVAL);
 	assert_int_equal(eng_cq_create(f.dev, UINT32_MAX, &cq), -EINVAL);
@@ -1216,7 +1243,7 @@ static void test_qp_create(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	for (i = 0; i < ARRAY_SIZE(create_cases); i++) {
 		const struct create_case *c = &create_cases[i];
 		struct eng_qp_init_attr init = {
@@ -1273,6 +1300,28 @@ static void test_qp_create(void **state)
 				print_error("9.q QPs %u and %u: both number %#x\n", j, i, n);
 				bad++;
 			}
+	}
+	/* 9.r and unpredictable: not a counter (a peer that saw one QPN must
+	 * not guess the next), spread over the 24 bits */
+	{
+		uint32_t varied = 0, steps = 0;
+
+		for (i = 1; i < ARRAY_SIZE(qps); i++) {
+			varied |= eng_qp_num(qps[i]) ^ eng_qp_num(qps[0]);
+			if (eng_qp_num(qps[i]) - eng_qp_num(qps[i - 1]) < 4)
+				steps++;
+			if (eng_qp_from_num(f.dev, eng_qp_num(qps[i])) != qps[i] ||
+			    eng_qp_handle(qps[i]) >= ENG_MAX_QP) {
+				print_error("9.r QP %u: number %#x does not find it\n", i,
+					    eng_qp_num(qps[i]));
+				bad++;
+			}
+		}
+		if (__builtin_popcount(varied) < 18 || steps > 2) {
+			print_error("9.r QPNs vary in %d bits, %u small steps\n",
+				    __builtin_popcount(varied), steps);
+			bad++;
+		}
 	}
 	/* a number freed and a new QP: still distinct from the live ones */
 	assert_int_equal(eng_qp_destroy(qps[10]), 0);
@@ -1340,7 +1389,7 @@ static void test_modify_matrix(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	for (ti = 0; ti < 3; ti++) {
 		enum eng_qp_type type = (enum eng_qp_type)(ENG_QPT_RC + ti);
 
@@ -1444,7 +1493,7 @@ static void test_modify_special(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	for (i = 0; i < ARRAY_SIZE(special_cases); i++) {
 		const struct special_case *c = &special_cases[i];
 		struct eng_qp *qp = qp_new_in(&f, c->type, c->from);
@@ -1663,7 +1712,7 @@ static void test_modify_values(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	for (i = 0; i < ARRAY_SIZE(value_cases); i++) {
 		const struct value_case *c = &value_cases[i];
 		struct eng_qp *qp = qp_new_in(&f, c->type, c->from);
@@ -1717,7 +1766,7 @@ static void test_modify_port_mtu(void **state)
 	int ret;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	eng_dev_set_port_mtu(f.dev, ENG_MTU_1024);
 	qp = qp_new_in(&f, ENG_QPT_RC, ENG_QPS_INIT);
 	a.qp_state = ENG_QPS_RTR;
@@ -1785,7 +1834,7 @@ static void test_qp_query(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	init.send_cq = f.scq;
 	init.recv_cq = f.rcq;
 
@@ -1931,7 +1980,7 @@ static void test_post_flush(void **state)
 	int ret;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, PAGE);
 	assert_int_equal(eng_mr_reg(f.pd, 0x10000, PAGE, ENG_ACCESS_LOCAL_WRITE, t_map, &m, &mr),
 			 0);
@@ -2067,7 +2116,7 @@ static void test_cq_overrun(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	mem_init(&m, PAGE);
 	assert_int_equal(eng_mr_reg(f.pd, 0x10000, PAGE, ENG_ACCESS_LOCAL_WRITE, t_map, &m, &mr),
 			 0);
@@ -2136,7 +2185,7 @@ static void test_post_no_sge(void **state)
 	struct fx f;
 
 	(void)state;
-	fx_init(&f, SEED);
+	fx_init(&f);
 	qp = qp_new_in(&f, ENG_QPT_RC, ENG_QPS_INIT);
 	assert_int_equal(eng_post_recv(qp, &rwr), 0);
 	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_INIT, ENG_QPS_RTR), 0);

@@ -297,7 +297,7 @@ static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
 	s->gid[15] = id;
 	s->mac[0] = 0x52;
 	s->mac[5] = id;
-	s->dev = eng_dev_new(&ops, s, 1000 + id);
+	s->dev = eng_dev_new(&ops, s);
 	assert_non_null(s->dev);
 	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);
 	assert_int_equal(eng_pd_alloc(s->dev, &s->pd), 0);
@@ -1204,6 +1204,45 @@ static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t 
 	eng_rx(to->dev, &pkt);
 }
 
+/* RC/UC packets from anyone but the QP's peer are dropped and counted (a
+ * third host that learned the QPN must not inject requests or fake ACKs);
+ * the peer's own go through. */
+static void test_spoofed_source(void **state)
+{
+	static struct side evil;	/* only its GID is used */
+	struct side a, b;
+	const struct eng_counters *cb, *ca;
+	struct eng_sge r = { 0x10000000, 4096, 0 };
+	struct eng_recv_wr rw = { .wr_id = 5, .sg_list = &r, .num_sge = 1 };
+	struct eng_wc wc;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 700);
+	memcpy(evil.gid, a.gid, 16);
+	evil.gid[15] = 9;
+	r.lkey = eng_mr_lkey(b.mr);
+	assert_int_equal(eng_post_recv(b.qp, &rw), 0);
+	cb = eng_qp_counters(b.qp);
+	ca = eng_qp_counters(a.qp);
+	/* a SEND at the PSN b expects, from the wrong host */
+	inject(&evil, &b, ROCE_RC_SEND_ONLY, 700, 0, eng_qp_num(b.qp));
+	assert_int_equal(cb->c[ENG_CNT_DROP_ADDRESS], 1);
+	assert_int_equal(eng_cq_poll(b.cq, &wc, 1), 0);
+	/* an ACK for a PSN a has not sent: dropped before the completer looks */
+	inject(&evil, &a, ROCE_RC_ACK, 700 ^ 0x5555, 0x1f, eng_qp_num(a.qp));
+	assert_int_equal(ca->c[ENG_CNT_DROP_ADDRESS], 1);
+	assert_int_equal(ca->c[ENG_CNT_DROP_GHOST_ACK], 0);
+	/* the same SEND from a is taken */
+	inject(&a, &b, ROCE_RC_SEND_ONLY, 700, 0, eng_qp_num(b.qp));
+	assert_int_equal(cb->c[ENG_CNT_DROP_ADDRESS], 1);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 5);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(eng_dev_counters(b.dev)->c[ENG_CNT_DROP_ADDRESS], 1);
+	side_free(&a);
+	side_free(&b);
+}
+
 static void test_conformance(void **state)
 {
 	struct side a, b;
@@ -1249,6 +1288,7 @@ int main(void)
 		cmocka_unit_test(test_rc_send),
 		cmocka_unit_test(test_dereg_under_write),
 		cmocka_unit_test(test_dereg_under_read),
+		cmocka_unit_test(test_spoofed_source),
 		cmocka_unit_test(test_rc_send_imm),
 		cmocka_unit_test(test_rc_write),
 		cmocka_unit_test(test_rc_write_imm),

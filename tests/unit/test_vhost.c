@@ -1581,11 +1581,13 @@ static void make_resources(struct fx *f)
 	qp.max_recv_sge = htole32(1);
 	qp.send_cqn = htole32(cqn);
 	qp.recv_cqn = htole32(cqn);
-	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &qp, sizeof(qp), rsp, 4, &len),
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &qp, sizeof(qp), rsp, 8, &len),
 			 VIRTIO_RDMA_OK);
-	assert_int_equal(len, 4);
+	assert_int_equal(len, 8);
 	memcpy(&u32, rsp, 4);
-	assert_true(le32toh(u32) >= VIRTIO_RDMA_FIRST_QPN);
+	assert_true(le32toh(u32) >= VIRTIO_RDMA_FIRST_QPN && le32toh(u32) <= VIRTIO_RDMA_LAST_QPN);
+	memcpy(&u32, rsp + 4, 4);
+	assert_true(le32toh(u32) < MAX_QP);	/* qp_index */
 	/* PD busy with an MR and a QP */
 	u32 = htole32(pdn);
 	assert_int_equal(ctrl(f, VIRTIO_CMD_DESTROY_PD, &u32, 4, rsp, 0, &len), VIRTIO_RDMA_ERR_BUSY);
