@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -897,6 +898,86 @@ static void test_fd_counts(void **state)
 
 	handshake(a);
 	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* Kick, call and err fds that are not eventfds are refused, the queue's fd
+ * unchanged: a blocking full pipe as a call fd would stall the worker in
+ * write(), then the control thread in worker_quiesce (issue 15). An eventfd
+ * given blocking is made non-blocking. */
+static void test_eventfds(void **state)
+{
+	static const uint32_t reqs[] = {
+		VHOST_USER_SET_VRING_KICK, VHOST_USER_SET_VRING_CALL, VHOST_USER_SET_VRING_ERR,
+	};
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	char path[] = "/tmp/test_vhost.XXXXXX";
+	int p[2], sp[2], file, tfd, efd, mine, *slot;
+	unsigned int before, i, k;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	/* A full pipe, blocking: as the attack gives it. */
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	while (write(p[1], path, sizeof(path)) > 0)
+		;
+	assert_int_equal(fcntl(p[1], F_SETFL, 0), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	file = mkostemp(path, O_CLOEXEC);
+	assert_true(file >= 0);
+	unlink(path);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	assert_true(tfd >= 0);
+
+	for (i = 0; i < ARRAY_SIZE(reqs); i++) {
+		const int bad[] = { p[0], p[1], file, sp[0], tfd, a->memfd };
+		struct virtq *vq = &a->v->vu.vqs[0];
+
+		before = count_fds();	/* the eventfds taken so far included */
+
+		slot = reqs[i] == VHOST_USER_SET_VRING_KICK ? &vq->kick_fd :
+		       reqs[i] == VHOST_USER_SET_VRING_CALL ? &vq->call_fd : &vq->err_fd;
+		for (k = 0; k < ARRAY_SIZE(bad); k++) {
+			int old = *slot, fd = dup(bad[k]);
+
+			assert_true(fd >= 0);
+			assert_refused(a, dispatch(a, reqs[i], NEED, &(uint64_t){ 0 }, 8, &fd, 1));
+			assert_true(a->have_reply);
+			assert_true(a->reply.payload.u64 != 0);
+			assert_non_null(strstr(a->v->vu.last_error, "not an eventfd"));
+			assert_int_equal(*slot, old);
+			assert_int_equal(count_fds(), before);
+		}
+		assert_works(a);
+
+		/* A blocking eventfd is taken, non-blocking from then on. */
+		efd = eventfd(0, EFD_CLOEXEC);
+		mine = dup(efd);
+		assert_int_equal(fcntl(mine, F_GETFL) & O_NONBLOCK, 0);
+		assert_int_equal(send_u64_fd(a, reqs[i], NEED, 0, efd), 0);
+		assert_int_equal(a->reply.payload.u64, 0);
+		assert_int_equal(*slot, efd);
+		assert_true(fcntl(mine, F_GETFL) & O_NONBLOCK);
+		close(mine);
+		assert_works(a);
+	}
+	/* A call eventfd the driver never reads saturates; signalling it
+	 * then must not block the control queue (it was given blocking). */
+	efd = dup(a->v->vu.vqs[0].call_fd);
+	assert_int_equal(read(efd, &(uint64_t){ 0 }, 8), 8);
+	assert_int_equal(write(efd, &(uint64_t){ 0xfffffffffffffffeull }, 8), 8);
+	assert_works(a);
+	close(efd);
+
+	close(p[0]);
+	close(p[1]);
+	close(sp[0]);
+	close(sp[1]);
+	close(file);
+	close(tfd);
 	assert_works(b);
 	fx_free(a);
 	fx_free(b);
@@ -1846,6 +1927,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_messages, teardown_fx),
 		cmocka_unit_test_teardown(test_bad_rings, teardown_fx),
 		cmocka_unit_test_teardown(test_fd_counts, teardown_fx),
+		cmocka_unit_test_teardown(test_eventfds, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table_overlap_at_top, teardown_fx),
 		cmocka_unit_test_teardown(test_vring_base, teardown_fx),
