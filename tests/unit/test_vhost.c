@@ -138,9 +138,8 @@ static struct fx *fx_new(const char *name, uint32_t vm_id)
 	assert_int_equal(vdev_init(f->v, &f->cfg, vm_id, &port, &host, NULL), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sock), 0);
 	f->v->vu.fd = f->sock[0];
-	f->memfd = memfd_create(name, MFD_CLOEXEC);
+	f->memfd = vhost_user_memfd(name, MEM_SIZE);
 	assert_true(f->memfd >= 0);
-	assert_int_equal(ftruncate(f->memfd, MEM_SIZE), 0);
 	f->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
 	assert_true(f->mem != MAP_FAILED);
 	for (unsigned int i = 0; i < ARRAY_SIZE(live_fx); i++) {
@@ -996,9 +995,8 @@ static void test_mem_table(void **state)
 	(void)state;
 	handshake(a);
 	handshake(b);
-	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	memfd2 = vhost_user_memfd("other", 1u << 16);
 	assert_true(memfd2 >= 0);
-	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
 	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
 	assert_true(mem2 != MAP_FAILED);
 	before = count_fds();
@@ -1129,6 +1127,63 @@ static void test_mem_table(void **state)
 	fx_free(b);
 }
 
+/* A region's fd must be sealed against shrinking: a front end that
+ * ftruncates its memory after SET_MEM_TABLE would SIGBUS the daemon at the
+ * next access (issue 15). Refused with the table unchanged. */
+static void test_mem_table_seals(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct vhost_user_mem_region r = main_region(a);
+	struct guest_region old;
+	char path[] = "/tmp/test_vhost.XXXXXX";
+	unsigned int before, k;
+	int fds[3], fd;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	old = a->v->vu.mem.r[0];
+	/* Our own fixture's memory cannot shrink. */
+	assert_int_equal(ftruncate(a->memfd, MEM_SIZE / 2), -1);
+	assert_int_equal(errno, EPERM);
+
+	fds[0] = memfd_create("unsealed", MFD_CLOEXEC);		/* cannot be sealed */
+	fds[1] = memfd_create("grow-only", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fds[2] = mkostemp(path, O_CLOEXEC);			/* a plain file */
+	unlink(path);
+	for (k = 0; k < ARRAY_SIZE(fds); k++) {
+		assert_true(fds[k] >= 0);
+		assert_int_equal(ftruncate(fds[k], MEM_SIZE), 0);
+	}
+	assert_int_equal(fcntl(fds[1], F_ADD_SEALS, F_SEAL_GROW), 0);
+	before = count_fds();
+	for (k = 0; k < ARRAY_SIZE(fds); k++) {
+		fd = dup(fds[k]);
+		assert_refused(a, send_mem_table(a, NEED, &r, 1, &fd, 1));
+		assert_true(a->reply.payload.u64 != 0);
+		assert_string_equal(a->v->vu.last_error, "SET_MEM_TABLE: region 0: its fd is not "
+				    "sealed with F_SEAL_SHRINK; give a sealed memfd (QEMU: "
+				    "memory-backend-memfd, seal=on)");
+		assert_int_equal(count_fds(), before);
+		assert_int_equal(a->v->vu.mem.n, 1);
+		assert_ptr_equal(a->v->vu.mem.r[0].host, old.host);
+		assert_int_equal(a->v->vu.mem.r[0].size, old.size);
+		assert_works(a);
+	}
+	/* Sealed against shrinking, it is taken. */
+	assert_int_equal(fcntl(fds[1], F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	fd = dup(fds[1]);
+	assert_int_equal(send_mem_table(a, NEED, &r, 1, &fd, 1), 0);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_true(a->v->vu.mem.r[0].host != old.host);
+
+	for (k = 0; k < ARRAY_SIZE(fds); k++)
+		close(fds[k]);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
 /* Two regions that overlap at the very top of the address space (the first
  * ends exactly at 2^64, which does not wrap) must be refused like any other
  * overlap (docs/virtio-rdma.md section 1: "no overlap"). */
@@ -1142,9 +1197,8 @@ static void test_mem_table_overlap_at_top(void **state)
 	(void)state;
 	handshake(a);
 	handshake(b);
-	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	memfd2 = vhost_user_memfd("other", 1u << 16);
 	assert_true(memfd2 >= 0);
-	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
 	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
 	assert_true(mem2 != MAP_FAILED);
 
@@ -1929,6 +1983,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_fd_counts, teardown_fx),
 		cmocka_unit_test_teardown(test_eventfds, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table, teardown_fx),
+		cmocka_unit_test_teardown(test_mem_table_seals, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table_overlap_at_top, teardown_fx),
 		cmocka_unit_test_teardown(test_vring_base, teardown_fx),
 		cmocka_unit_test_teardown(test_violations, teardown_fx),
