@@ -287,7 +287,7 @@ static const char *fd_kind(int fd, char *buf, size_t len)
 	case S_IFCHR: return "a character device";
 	case S_IFBLK: return "a block device";
 	case S_IFDIR: return "a directory";
-	default: return "not an eventfd";
+	default: return "of another kind";
 	}
 }
 
