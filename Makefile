@@ -225,14 +225,22 @@ $(BUILD)/asan/vrdma_test: tests/integration/vrdma_test.c $(LIBVRDMA_SRCS) $(LIBV
 	$(call say,CC-SAN,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
 
+# A front end that attacks the daemon (issue 15), on libvrdma's code
+# compiled into it: the library itself has no such knob.
+$(BUILD)/asan/hostile: tests/integration/hostile.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
+	$(call say,CC-SAN,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< -o $@
+
 # A lossy link where the kernel has no sch_netem.
 $(BUILD)/impair: tests/integration/impair.c | $(BUILD)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
 
-integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/impair
+integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/asan/hostile \
+		$(BUILD)/impair
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_TEST=$(CURDIR)/$(BUILD)/asan/vrdma_test \
+		HOSTILE=$(CURDIR)/$(BUILD)/asan/hostile \
 		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf tests/run-integration.sh
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,12 +56,25 @@ int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 		struct guest_region *g = &nm.r[i];
 		uint64_t align = r->mmap_offset % (uint64_t)page;
 		struct stat st;
+		int seals;
 
-		/* Mapping past the end of a file succeeds, and the first access
-		 * there is a SIGBUS for the whole daemon. */
-		if (fstat(fds[i], &st) == 0 && S_ISREG(st.st_mode) &&
-		    (r->memory_size > (uint64_t)st.st_size ||
-		     r->mmap_offset > (uint64_t)st.st_size - r->memory_size)) {
+		/* An access past the end of the file is a SIGBUS for the whole
+		 * daemon: the file must cover the region now (mapping past its
+		 * end succeeds) and be sealed so that it cannot shrink later. */
+		seals = fcntl(fds[i], F_GET_SEALS);
+		if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+			ret = -EPERM;
+			snprintf(err, errlen, "region %u: its fd is not sealed with F_SEAL_SHRINK; "
+				 "give a sealed memfd (QEMU: memory-backend-memfd, seal=on)", i);
+			goto unmap_regions;
+		}
+		if (fstat(fds[i], &st) < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "region %u: fstat: %s", i, strerror(errno));
+			goto unmap_regions;
+		}
+		if (r->memory_size > (uint64_t)st.st_size ||
+		    r->mmap_offset > (uint64_t)st.st_size - r->memory_size) {
 			ret = -EINVAL;
 			snprintf(err, errlen, "region %u (%" PRIu64 " bytes at offset %" PRIu64
 				 ") goes past the end of its file (%" PRIu64 " bytes)", i,

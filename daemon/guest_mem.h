@@ -25,8 +25,9 @@ struct guest_mem {
 };
 
 /* Validate the table (no empty, wrapping or overlapping region) and map each
- * region from its fd; the fds stay the caller's. On error nothing is mapped,
- * *gm is untouched and err says why. */
+ * region from its fd, which must be sealed with F_SEAL_SHRINK and cover the
+ * region (else a truncation would SIGBUS the daemon); the fds stay the
+ * caller's. On error nothing is mapped, *gm is untouched and err says why. */
 int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 		  const int *fds, unsigned int nfds, char *err, size_t errlen);
 void guest_mem_unmap(struct guest_mem *gm);

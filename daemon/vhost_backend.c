@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -261,6 +263,63 @@ static unsigned int expected_fds(const struct vhost_user_msg *msg)
 	}
 }
 
+/* What fd is, for a log line: the kernel's name of an anonymous inode, else
+ * the file type (never a path the peer chose). */
+static const char *fd_kind(int fd, char *buf, size_t len)
+{
+	char proc[32];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return "not an open fd";
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, len - 1);
+	if (n < 0)
+		return "of a kind unknown (/proc/self/fd unreadable)";
+	buf[n] = '\0';
+	if (!strncmp(buf, "anon_inode:", 11))
+		return buf;
+	switch (st.st_mode & S_IFMT) {
+	case S_IFIFO: return "a pipe";
+	case S_IFSOCK: return "a socket";
+	case S_IFREG: return "a regular file";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	case S_IFDIR: return "a directory";
+	default: return "of another kind";
+	}
+}
+
+/* Every fd from the peer is made non-blocking: a worker must never wait on
+ * one (a full pipe as a call fd would stall every VM of its worker, then
+ * the control thread, then the watchdog kills the daemon). Kick, call and
+ * err fds must be eventfds: the worker reads and writes them 8 bytes at a
+ * time. Memory fds are checked where they are mapped (guest_mem_map). */
+static int check_fds(struct vu_dev *d, const struct vhost_user_msg *msg, const int *fds,
+		     unsigned int nfds)
+{
+	bool want_eventfd = msg->hdr.request == VHOST_USER_SET_VRING_KICK ||
+			    msg->hdr.request == VHOST_USER_SET_VRING_CALL ||
+			    msg->hdr.request == VHOST_USER_SET_VRING_ERR;
+	unsigned int i;
+	char kind[64];
+	int fl;
+
+	for (i = 0; i < nfds; i++) {
+		const char *what = fd_kind(fds[i], kind, sizeof(kind));
+
+		if (want_eventfd && strcmp(what, "anon_inode:[eventfd]"))
+			return fail(d, -EINVAL, "%s: the fd is %s, not an eventfd",
+				    vu_request_name(msg->hdr.request), what);
+		fl = fcntl(fds[i], F_GETFL);
+		if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0))
+			return fail(d, -EBADF, "%s: fd %u (%s) cannot be made non-blocking: %s",
+				    vu_request_name(msg->hdr.request), i, what, strerror(errno));
+	}
+	return 0;
+}
+
 static bool ring_running(const struct virtq *vq)
 {
 	return vq->kicked;
@@ -490,6 +549,9 @@ int vu_dispatch(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsigned
 			   vu_request_name(msg->hdr.request), nfds, expected_fds(msg));
 		goto close_fds;
 	}
+	ret = check_fds(d, msg, fds, nfds);
+	if (ret)
+		goto close_fds;
 	if (d->ops->quiesce)
 		d->ops->quiesce(d->ctx);
 	ret = handle(d, msg, fds, nfds, &replied);

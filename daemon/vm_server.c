@@ -212,12 +212,19 @@ static int open_listener(struct vm_conn *c, const struct vrdma_vm_config *vc, ch
 			 vc->socket, strerror(-ret));
 		goto close_fd;
 	}
-	/* chmod first: once it is another's, only CAP_FOWNER could */
-	if (chmod(vc->socket, vc->socket_mode) ||
-	    ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(vc->socket, uid, gid))) {
-		ret = -errno;
+	ret = unix_path_set_perms(vc->socket, vc->socket_mode, uid, gid);
+	if (ret == -ELOOP || ret == -ENOTSOCK || ret == -ESTALE) {
+		/* someone who can write to its directory replaced it after
+		 * bind: what is there now is not ours to remove */
+		snprintf(err, errlen, "%s was replaced by %s after vrdmad bound it; its owner "
+			 "and mode were not set (who else can write to its directory?)",
+			 vc->socket, ret == -ELOOP ? "a symlink" :
+			 ret == -ENOTSOCK ? "something that is not a socket" : "another's socket");
+		goto close_fd;
+	}
+	if (ret) {
 		snprintf(err, errlen, "cannot set the owner or mode of %s: %s", vc->socket,
-			 strerror(errno));
+			 strerror(-ret));
 		goto unlink_socket;
 	}
 	ret = sd_event_add_io(c->d->event, &c->listen_src, fd, EPOLLIN, on_connect, c);

@@ -7,8 +7,12 @@
 #ifndef VHOST_USER_H
 #define VHOST_USER_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 enum vhost_user_request {
 	VHOST_USER_GET_FEATURES = 1,
@@ -157,5 +161,23 @@ struct vring_used {
 
 _Static_assert(sizeof(struct vring_desc) == 16, "vring desc");
 _Static_assert(sizeof(struct vring_used_elem) == 8, "used elem");
+
+/* Guest memory as vrdmad accepts it in SET_MEM_TABLE: a memfd of size bytes
+ * sealed against shrinking (a back end touching a page cut off by
+ * ftruncate gets SIGBUS) and growing, as QEMU's memory-backend-memfd with
+ * seal=on. The fd, or -errno. */
+static inline int vhost_user_memfd(const char *name, uint64_t size)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING), err;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
 
 #endif

@@ -80,6 +80,20 @@ need_pingpong() {
 	[ -x "$VRDMA_PINGPONG" ] || { echo "no $VRDMA_PINGPONG: make build/asan/vrdma-pingpong" >&2; exit 1; }
 }
 
+# long_pingpong SERVER-SOCKET CLIENT-SOCKET PORT: an RC ping-pong between two
+# VMs of the daemon in $NSA, long enough to outlast any test, in the
+# background: LSRV and LCLI are its processes, $TMP/long.* its output. -e:
+# it sleeps on the completion channel, so the two do not take both cores.
+long_pingpong() {
+	ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$1" -p "$3" -s 4096 -n 100000000 -c -e \
+		> "$TMP/long.srv" 2> "$TMP/long.srv.err" &
+	LSRV=$!
+	wait_listen "$NSA" "$3"
+	ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$2" -p "$3" -s 4096 -n 100000000 -c -e \
+		127.0.0.1 > "$TMP/long.cli" 2> "$TMP/long.cli.err" &
+	LCLI=$!
+}
+
 # A config for the daemon in $NSA. Extra lines for [port] in $1, VM sections in $2.
 # For the second daemon (start_daemon_b) set CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock.
 write_conf() {

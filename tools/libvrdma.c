@@ -4,7 +4,8 @@
  * (the guest's part) in one process, behind tools/libvrdma.h. The device ABI
  * is docs/virtio-rdma.md, the transport QEMU's docs/interop/vhost-user.rst.
  *
- * Guest memory is one memfd, mapped here and given to the daemon with
+ * Guest memory is one memfd, sealed so that it cannot shrink (the daemon
+ * refuses it otherwise), mapped here and given to the daemon with
  * SET_MEM_TABLE as a single region at guest-physical GPA_BASE. Rings, WQE,
  * CQE and control buffers and the caller's buffers all come from it through
  * a first-fit allocator of 4 KiB pages.
@@ -942,9 +943,9 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	list_init(&ctx->cqs);
 	list_init(&ctx->qps);
 
-	ctx->memfd = memfd_create("vrdma-guest", MFD_CLOEXEC);
-	if (ctx->memfd < 0 || ftruncate(ctx->memfd, mem_size) < 0) {
-		ret = -errno;
+	ctx->memfd = vhost_user_memfd("vrdma-guest", mem_size);
+	if (ctx->memfd < 0) {
+		ret = ctx->memfd;
 		goto close_ctx;
 	}
 	ctx->mem = mmap(NULL, mem_size, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->memfd, 0);

@@ -127,9 +127,8 @@ static void fixture_init(void)
 	verbose = getenv("FUZZ_VERBOSE");
 	if (!verbose)
 		log_set_level(VRDMA_LOG_ERROR - 1);
-	memfd = memfd_create("fuzz-guest", MFD_CLOEXEC);
+	memfd = vhost_user_memfd("fuzz-guest", GUEST_SIZE);
 	CHECK(memfd >= 0);
-	CHECK(ftruncate(memfd, GUEST_SIZE) == 0);
 	guest = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
 	CHECK(guest != MAP_FAILED);
 	CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) == 0);

@@ -37,15 +37,9 @@ cqes() { jstat ".vms[] | select(.name == \"$1\") | .device.cqes"; }
 # 4791 in A received meanwhile (frames XDP left to the stack).
 roce() { listen_while roce "$IFB" "$MAC_A" 10.212.0.2 "$1" "$2"; }
 
-# The ping-pong that must not notice anything (run itself, so that $! is
-# the process to stop): long enough to outlast the
-# changes, stopped once they are done.
-# -e: sleeps on the completion channel, so the two do not take both cores.
-ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p 18620 -s 4096 -n 100000000 -c -e > "$TMP/long.srv" 2> "$TMP/long.srv.err" &
-LSRV=$!
-wait_listen "$NSA" 18620
-ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p 18620 -s 4096 -n 100000000 -c -e 127.0.0.1 > "$TMP/long.cli" 2> "$TMP/long.cli.err" &
-LCLI=$!
+# The ping-pong that must not notice anything, stopped once the changes
+# are done.
+long_pingpong "$TMP/alpha.sock" "$TMP/beta.sock" 18620
 for _ in $(seq 100); do [ "$(cqes alpha)" -gt 100 ] && break; sleep 0.1; done
 CQES0=$(cqes alpha)
 

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -137,9 +138,8 @@ static struct fx *fx_new(const char *name, uint32_t vm_id)
 	assert_int_equal(vdev_init(f->v, &f->cfg, vm_id, &port, &host, NULL), 0);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sock), 0);
 	f->v->vu.fd = f->sock[0];
-	f->memfd = memfd_create(name, MFD_CLOEXEC);
+	f->memfd = vhost_user_memfd(name, MEM_SIZE);
 	assert_true(f->memfd >= 0);
-	assert_int_equal(ftruncate(f->memfd, MEM_SIZE), 0);
 	f->mem = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, f->memfd, 0);
 	assert_true(f->mem != MAP_FAILED);
 	for (unsigned int i = 0; i < ARRAY_SIZE(live_fx); i++) {
@@ -902,6 +902,86 @@ static void test_fd_counts(void **state)
 	fx_free(b);
 }
 
+/* Kick, call and err fds that are not eventfds are refused, the queue's fd
+ * unchanged: a blocking full pipe as a call fd would stall the worker in
+ * write(), then the control thread in worker_quiesce (issue 15). An eventfd
+ * given blocking is made non-blocking. */
+static void test_eventfds(void **state)
+{
+	static const uint32_t reqs[] = {
+		VHOST_USER_SET_VRING_KICK, VHOST_USER_SET_VRING_CALL, VHOST_USER_SET_VRING_ERR,
+	};
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	char path[] = "/tmp/test_vhost.XXXXXX";
+	int p[2], sp[2], file, tfd, efd, mine, *slot;
+	unsigned int before, i, k;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	/* A full pipe, blocking: as the attack gives it. */
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	while (write(p[1], path, sizeof(path)) > 0)
+		;
+	assert_int_equal(fcntl(p[1], F_SETFL, 0), 0);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp), 0);
+	file = mkostemp(path, O_CLOEXEC);
+	assert_true(file >= 0);
+	unlink(path);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	assert_true(tfd >= 0);
+
+	for (i = 0; i < ARRAY_SIZE(reqs); i++) {
+		const int bad[] = { p[0], p[1], file, sp[0], tfd, a->memfd };
+		struct virtq *vq = &a->v->vu.vqs[0];
+
+		before = count_fds();	/* the eventfds taken so far included */
+
+		slot = reqs[i] == VHOST_USER_SET_VRING_KICK ? &vq->kick_fd :
+		       reqs[i] == VHOST_USER_SET_VRING_CALL ? &vq->call_fd : &vq->err_fd;
+		for (k = 0; k < ARRAY_SIZE(bad); k++) {
+			int old = *slot, fd = dup(bad[k]);
+
+			assert_true(fd >= 0);
+			assert_refused(a, dispatch(a, reqs[i], NEED, &(uint64_t){ 0 }, 8, &fd, 1));
+			assert_true(a->have_reply);
+			assert_true(a->reply.payload.u64 != 0);
+			assert_non_null(strstr(a->v->vu.last_error, "not an eventfd"));
+			assert_int_equal(*slot, old);
+			assert_int_equal(count_fds(), before);
+		}
+		assert_works(a);
+
+		/* A blocking eventfd is taken, non-blocking from then on. */
+		efd = eventfd(0, EFD_CLOEXEC);
+		mine = dup(efd);
+		assert_int_equal(fcntl(mine, F_GETFL) & O_NONBLOCK, 0);
+		assert_int_equal(send_u64_fd(a, reqs[i], NEED, 0, efd), 0);
+		assert_int_equal(a->reply.payload.u64, 0);
+		assert_int_equal(*slot, efd);
+		assert_true(fcntl(mine, F_GETFL) & O_NONBLOCK);
+		close(mine);
+		assert_works(a);
+	}
+	/* A call eventfd the driver never reads saturates; signalling it
+	 * then must not block the control queue (it was given blocking). */
+	efd = dup(a->v->vu.vqs[0].call_fd);
+	assert_int_equal(read(efd, &(uint64_t){ 0 }, 8), 8);
+	assert_int_equal(write(efd, &(uint64_t){ 0xfffffffffffffffeull }, 8), 8);
+	assert_works(a);
+	close(efd);
+
+	close(p[0]);
+	close(p[1]);
+	close(sp[0]);
+	close(sp[1]);
+	close(file);
+	close(tfd);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
 /* ---- 5. memory tables ---- */
 
 static void test_mem_table(void **state)
@@ -915,9 +995,8 @@ static void test_mem_table(void **state)
 	(void)state;
 	handshake(a);
 	handshake(b);
-	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	memfd2 = vhost_user_memfd("other", 1u << 16);
 	assert_true(memfd2 >= 0);
-	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
 	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
 	assert_true(mem2 != MAP_FAILED);
 	before = count_fds();
@@ -1048,6 +1127,63 @@ static void test_mem_table(void **state)
 	fx_free(b);
 }
 
+/* A region's fd must be sealed against shrinking: a front end that
+ * ftruncates its memory after SET_MEM_TABLE would SIGBUS the daemon at the
+ * next access (issue 15). Refused with the table unchanged. */
+static void test_mem_table_seals(void **state)
+{
+	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
+	struct vhost_user_mem_region r = main_region(a);
+	struct guest_region old;
+	char path[] = "/tmp/test_vhost.XXXXXX";
+	unsigned int before, k;
+	int fds[3], fd;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	old = a->v->vu.mem.r[0];
+	/* Our own fixture's memory cannot shrink. */
+	assert_int_equal(ftruncate(a->memfd, MEM_SIZE / 2), -1);
+	assert_int_equal(errno, EPERM);
+
+	fds[0] = memfd_create("unsealed", MFD_CLOEXEC);		/* cannot be sealed */
+	fds[1] = memfd_create("grow-only", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	fds[2] = mkostemp(path, O_CLOEXEC);			/* a plain file */
+	unlink(path);
+	for (k = 0; k < ARRAY_SIZE(fds); k++) {
+		assert_true(fds[k] >= 0);
+		assert_int_equal(ftruncate(fds[k], MEM_SIZE), 0);
+	}
+	assert_int_equal(fcntl(fds[1], F_ADD_SEALS, F_SEAL_GROW), 0);
+	before = count_fds();
+	for (k = 0; k < ARRAY_SIZE(fds); k++) {
+		fd = dup(fds[k]);
+		assert_refused(a, send_mem_table(a, NEED, &r, 1, &fd, 1));
+		assert_true(a->reply.payload.u64 != 0);
+		assert_string_equal(a->v->vu.last_error, "SET_MEM_TABLE: region 0: its fd is not "
+				    "sealed with F_SEAL_SHRINK; give a sealed memfd (QEMU: "
+				    "memory-backend-memfd, seal=on)");
+		assert_int_equal(count_fds(), before);
+		assert_int_equal(a->v->vu.mem.n, 1);
+		assert_ptr_equal(a->v->vu.mem.r[0].host, old.host);
+		assert_int_equal(a->v->vu.mem.r[0].size, old.size);
+		assert_works(a);
+	}
+	/* Sealed against shrinking, it is taken. */
+	assert_int_equal(fcntl(fds[1], F_ADD_SEALS, F_SEAL_SHRINK), 0);
+	fd = dup(fds[1]);
+	assert_int_equal(send_mem_table(a, NEED, &r, 1, &fd, 1), 0);
+	assert_int_equal(a->reply.payload.u64, 0);
+	assert_true(a->v->vu.mem.r[0].host != old.host);
+
+	for (k = 0; k < ARRAY_SIZE(fds); k++)
+		close(fds[k]);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
 /* Two regions that overlap at the very top of the address space (the first
  * ends exactly at 2^64, which does not wrap) must be refused like any other
  * overlap (docs/virtio-rdma.md section 1: "no overlap"). */
@@ -1061,9 +1197,8 @@ static void test_mem_table_overlap_at_top(void **state)
 	(void)state;
 	handshake(a);
 	handshake(b);
-	memfd2 = memfd_create("other", MFD_CLOEXEC);
+	memfd2 = vhost_user_memfd("other", 1u << 16);
 	assert_true(memfd2 >= 0);
-	assert_int_equal(ftruncate(memfd2, 1u << 16), 0);
 	mem2 = mmap(NULL, 1u << 16, PROT_READ | PROT_WRITE, MAP_SHARED, memfd2, 0);
 	assert_true(mem2 != MAP_FAILED);
 
@@ -1848,7 +1983,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_messages, teardown_fx),
 		cmocka_unit_test_teardown(test_bad_rings, teardown_fx),
 		cmocka_unit_test_teardown(test_fd_counts, teardown_fx),
+		cmocka_unit_test_teardown(test_eventfds, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table, teardown_fx),
+		cmocka_unit_test_teardown(test_mem_table_seals, teardown_fx),
 		cmocka_unit_test_teardown(test_mem_table_overlap_at_top, teardown_fx),
 		cmocka_unit_test_teardown(test_vring_base, teardown_fx),
 		cmocka_unit_test_teardown(test_violations, teardown_fx),

@@ -1,0 +1,87 @@
+#!/bin/bash
+# A hostile front end costs only its own device (issue 15): on VM gamma,
+# hostile (tests/integration/hostile.c) gives a blocking full pipe as the
+# control queue's call fd, then a memory table from an unsealed memfd that
+# it would shrink. Both are refused and drop gamma's connection, while an
+# RC ping-pong between alpha and beta, on the same (only) worker, keeps
+# completing; gamma works again after, and the daemon stays up, ASan-clean.
+#
+#   netns vrA-ID
+#   +---------------------------------------------------------+
+#   | vrdmad on vA-ID (XDP), one worker                       |
+#   |   vm alpha 10.213.0.11 <- vrdma-pingpong -> vm beta .12 |
+#   |   vm gamma 10.213.0.13 <- hostile                       |
+#   +---------------------------------------------------------+
+set -e
+source "$(dirname "$0")/../lib.sh"
+need_pingpong
+HOSTILE=${HOSTILE:-$HERE/../build/asan/hostile}
+[ -x "$HOSTILE" ] || { echo "no $HOSTILE: make build/asan/hostile" >&2; exit 1; }
+
+setup_pair "10.213.0.1/24" "10.213.0.2/24"
+vm() {	# NAME LAST-OCTET
+	printf '[vm %s]\ngid = 10.213.0.%s\nsocket = %s/%s.sock\nmax_cq = 4\nmax_qp = 4\n' \
+		"$1" "$2" "$TMP" "$1"
+}
+CONF=$(write_conf "" "$(vm alpha 11; vm beta 12; vm gamma 13)" hostile.conf)
+
+echo "hostile: a hostile front end costs only its own device ($NSA)"
+start_daemon "$CONF"
+
+# alpha's completions; bounded, since a stalled daemon may not answer
+cqes() {
+	timeout 5 ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" stats --json |
+		jq -e '.vms[] | select(.name == "alpha") | .device.cqes'
+}
+
+long_pingpong "$TMP/alpha.sock" "$TMP/beta.sock" 18630
+for _ in $(seq 100); do [ "$(cqes)" -gt 100 ] && break; sleep 0.1; done
+
+# attack MODE: hostile MODE on gamma, holding what it gave for 2 s; it must
+# be refused, and alpha must complete meanwhile (the old daemon's worker
+# blocked in write() on the pipe for as long as it was held).
+attack() {
+	local hpid c0 c1 rc=0 hrc=0
+	ip netns exec "$NSA" timeout 20 "$HOSTILE" "$1" "$TMP/gamma.sock" 2 > "$TMP/$1.out" 2>&1 &
+	hpid=$!
+	sleep 0.5
+	c0=$(cqes) || true
+	sleep 1
+	c1=$(cqes) || true
+	[[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ "$c1" -gt "$((c0 + 20))" ] ||
+		{ echo "    alpha's completions in 1 s: $c0 -> $c1"; rc=1; }
+	wait "$hpid" || hrc=$?
+	[ "$hrc" = 0 ] && grep -q '^refused' "$TMP/$1.out" ||
+		{ echo "    hostile exit $hrc:"; sed 's/^/    /' "$TMP/$1.out"; rc=1; }
+	kill -0 "$DPID" 2> /dev/null || { echo "    vrdmad died"; rc=1; }
+	return $rc
+}
+logged() { grep -qF "$1" "$DLOG" || { echo "    not in the log: $1"; return 1; }; }
+drops() { [ "$(grep -c 'vm gamma: vhost-user connection closed' "$DLOG")" -ge "$1" ]; }
+
+check "a blocking full pipe as call fd: refused, alpha completes meanwhile" attack call-pipe
+check "... logged as not an eventfd, gamma's connection dropped" \
+	eval 'logged "vm gamma: vhost-user: SET_VRING_CALL: the fd is a pipe, not an eventfd" && drops 1'
+check "an unsealed memfd as memory: refused, alpha completes meanwhile" attack unsealed
+check "... logged with what to do, gamma's connection dropped" \
+	eval 'logged "vm gamma: vhost-user: SET_MEM_TABLE: region 0: its fd is not sealed with F_SEAL_SHRINK; give a sealed memfd" && drops 2'
+check "gamma works again with a well-behaved front end" \
+	eval 'ip netns exec "$NSA" timeout 20 "$HOSTILE" ok "$TMP/gamma.sock" > "$TMP/ok.out" 2>&1'
+
+undisturbed() {
+	kill -0 "$LCLI" 2> /dev/null && kill -0 "$LSRV" 2> /dev/null ||
+		{ echo "    the ping-pong ended:"; cat "$TMP"/long.* | sed 's/^/    /'; return 1; }
+	! grep -Eq 'vm (alpha|beta): vhost-user connection closed' "$DLOG" ||
+		{ echo "    $(grep -E 'vm (alpha|beta)' "$DLOG" | tail -3)"; return 1; }
+	[ ! -s "$TMP/long.srv.err" ] && [ ! -s "$TMP/long.cli.err" ] ||
+		{ echo "    it complained:"; head -5 "$TMP"/long.*.err; return 1; }
+}
+check "alpha <-> beta ping-pong ran through it all: connected, silent" undisturbed
+kill "$LCLI" "$LSRV" 2> /dev/null || true
+wait "$LCLI" "$LSRV" 2> /dev/null || true
+
+RC=dead
+kill -0 "$DPID" 2> /dev/null && stop_daemon
+check "vrdmad exits 0, no sanitizer report" \
+	eval '[ "$RC" = 0 ] && ! grep -Eq "AddressSanitizer|LeakSanitizer|runtime error" "$DLOG"'
+summary hostile
