@@ -1929,7 +1929,7 @@ out:
 
 /* ---- flood: heavy page lists from one VM ---- */
 
-#define FLOOD_PAGES	(1u << 20)	/* a 4 GiB MR, every page its own run */
+#define FLOOD_PAGES	(1u << 20)	/* a 4 GiB MR, no two pages contiguous */
 
 /* One control command; its status (or 0xff if the device did not answer)
  * and the slowest answer so far in *worst_us. */
