@@ -44,6 +44,8 @@ enum vm_key {
 	VM_KEY_MAC,
 	VM_KEY_MAX_CQ,
 	VM_KEY_MAX_QP,
+	VM_KEY_MAX_MR,
+	VM_KEY_MAX_MR_PAGES,
 	VM_KEY_SOCKET_OWNER,
 	VM_KEY_SOCKET_GROUP,
 	VM_KEY_SOCKET_MODE,
@@ -450,6 +452,22 @@ static int set_vm_max_qp(struct parser *p, const char *v)
 	return set_vm_queues(p, "max_qp", &cur_vm(p)->max_qp, v);
 }
 
+static int set_vm_max_mr(struct parser *p, const char *v)
+{
+	if (parse_uint(v, 1, VRDMA_CONF_MAX_MR, &cur_vm(p)->max_mr))
+		return perr(p, p->line, "max_mr must be an integer from 1 to %d",
+			    VRDMA_CONF_MAX_MR);
+	return 0;
+}
+
+static int set_vm_max_mr_pages(struct parser *p, const char *v)
+{
+	if (parse_uint(v, 1, VRDMA_CONF_MAX_MR_PAGES, &cur_vm(p)->max_mr_pages))
+		return perr(p, p->line, "max_mr_pages must be an integer from 1 to %u",
+			    VRDMA_CONF_MAX_MR_PAGES);
+	return 0;
+}
+
 /* A user or group: a name as useradd accepts it, or a number. Whether it
  * exists is checked when the socket is made (the daemon may start first). */
 static int set_vm_account(struct parser *p, const char *key, char *dst, size_t size,
@@ -502,6 +520,8 @@ static const struct key_desc vm_keys[] = {
 	{ "mac", set_vm_mac },
 	{ "max_cq", set_vm_max_cq },
 	{ "max_qp", set_vm_max_qp },
+	{ "max_mr", set_vm_max_mr },
+	{ "max_mr_pages", set_vm_max_mr_pages },
 	{ "socket_owner", set_vm_owner },
 	{ "socket_group", set_vm_group },
 	{ "socket_mode", set_vm_mode },
@@ -553,6 +573,8 @@ static int add_vm(struct parser *p, const char *name)
 	vm->line = p->line;
 	vm->max_cq = VRDMA_CONF_DEFAULT_QUEUES;
 	vm->max_qp = VRDMA_CONF_DEFAULT_QUEUES;
+	vm->max_mr = VRDMA_CONF_DEFAULT_MAX_MR;
+	vm->max_mr_pages = VRDMA_CONF_DEFAULT_MAX_MR_PAGES;
 	vm->socket_mode = 0600;
 	p->vm = cfg->n_vms++;
 	p->sec = SEC_VM;
@@ -894,6 +916,7 @@ bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_v
 	       !memcmp(a->gids, b->gids, a->n_gids * sizeof(a->gids[0])) &&
 	       a->has_mac == b->has_mac && (!a->has_mac || !memcmp(a->mac, b->mac, 6)) &&
 	       a->max_cq == b->max_cq && a->max_qp == b->max_qp &&
+	       a->max_mr == b->max_mr && a->max_mr_pages == b->max_mr_pages &&
 	       !strcmp(a->socket_owner, b->socket_owner) &&
 	       !strcmp(a->socket_group, b->socket_group) && a->socket_mode == b->socket_mode;
 }

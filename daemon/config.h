@@ -21,6 +21,12 @@
 #define VRDMA_CONF_MAX_QUEUES 16384	/* the RFC's bound */
 #define VRDMA_CONF_DEFAULT_IDLE_SPIN_US 50
 #define VRDMA_CONF_MAX_VQS 256		/* vhost-user's 8-bit queue index */
+#define VRDMA_CONF_DEFAULT_MAX_MR 4096	/* MRs of a VM */
+#define VRDMA_CONF_MAX_MR 65536		/* the engine's MR table */
+/* 4 KiB pages over all MRs of a VM: 8 GiB registered, 16 MiB of the
+ * daemon's memory at 8 bytes a page. */
+#define VRDMA_CONF_DEFAULT_MAX_MR_PAGES (1u << 21)
+#define VRDMA_CONF_MAX_MR_PAGES (1u << 28)	/* 1 TiB, 2 GiB of page tables */
 
 enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes */
 	VRDMA_LOG_ERROR = 3,
@@ -45,6 +51,8 @@ struct vrdma_vm_config {
 	uint8_t mac[6];
 	bool has_mac;				/* false: use the port's MAC */
 	unsigned int max_cq, max_qp;		/* virtio-rdma queues: 1..16384, default 64 */
+	unsigned int max_mr;			/* 1..65536, default 4096 */
+	unsigned int max_mr_pages;		/* pages of all its MRs, default 2^21 */
 	char socket_owner[33], socket_group[33];	/* user/group name or number; "" = ours */
 	unsigned int socket_mode;		/* default 0600 */
 	unsigned int line;			/* of its [vm NAME] header */

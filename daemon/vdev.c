@@ -36,10 +36,6 @@ struct vdev_qp {
 	uint32_t send_cqn, recv_cqn;
 };
 
-struct vdev_run {			/* pages contiguous in guest memory */
-	uint64_t start, gpa, len;	/* start: offset in the page space */
-};
-
 struct vdev_mr {
 	struct vdev *v;
 	struct eng_mr *eng;
@@ -48,8 +44,9 @@ struct vdev_mr {
 	bool fast;			/* CREATE_MR: mapped by MAP_MR_SG */
 	uint32_t max_num_sg;
 	uint64_t first_off;		/* of the iova in the first page */
-	struct vdev_run *runs;
-	uint32_t n_runs;
+	uint64_t *pages;		/* guest-physical, checked against the memory table */
+	uint32_t npages;
+	uint32_t charged;		/* pages charged to v->mr_pages */
 };
 
 /* ---- WQE decoding (also the fuzz target) ---- */
@@ -173,86 +170,83 @@ static void *mr_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig)
 {
 	struct vdev_mr *mr = mem;
 	const struct guest_mem *gm = &mr->v->vu.mem;
-	uint64_t x, span, in_run;
-	uint32_t lo = 0, hi = mr->n_runs;
-	const struct vdev_run *r;
+	uint64_t x, span, run;
+	uint32_t i;
 	void *p;
 
-	(void)len;
 	if (mr->dma) {
 		p = guest_gpa_span(gm, off, &span);
 		*contig = span;
 		return p;
 	}
 	x = mr->first_off + off;
-	while (lo < hi) {		/* the last run starting at or before x */
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (mr->runs[mid].start <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (x / VIRTIO_RDMA_PAGE_SIZE >= mr->npages)
 		return NULL;
-	r = &mr->runs[lo - 1];
-	if (x - r->start >= r->len)
-		return NULL;
-	in_run = r->len - (x - r->start);
-	p = guest_gpa_span(gm, r->gpa + (x - r->start), &span);
+	i = x / VIRTIO_RDMA_PAGE_SIZE;
+	p = guest_gpa_span(gm, mr->pages[i] + x % VIRTIO_RDMA_PAGE_SIZE, &span);
 	if (!p)
 		return NULL;
-	*contig = span < in_run ? span : in_run;
+	/* Following pages that are contiguous in guest memory, as far as asked. */
+	run = VIRTIO_RDMA_PAGE_SIZE - x % VIRTIO_RDMA_PAGE_SIZE;
+	for (; run < len && i + 1 < mr->npages &&
+	       mr->pages[i + 1] == mr->pages[i] + VIRTIO_RDMA_PAGE_SIZE; i++)
+		run += VIRTIO_RDMA_PAGE_SIZE;
+	*contig = span < run ? span : run;
 	return p;
 }
 
-/* Read a page list from guest memory into runs. */
+/* Copy a page list from guest memory (read once) and check every page;
+ * it replaces the MR's pages only when all are good. */
 static uint8_t load_pages(struct vdev *v, struct vdev_mr *mr, uint64_t pages_gpa, uint32_t npages)
 {
-	const uint8_t *src;
-	struct vdev_run *runs;
-	uint32_t i, n = 0;
+	const void *src;
+	uint64_t *pages;
+	uint32_t i;
 
+	v->poll_pages += npages;
 	src = guest_gpa(&v->vu.mem, pages_gpa, (uint64_t)npages * 8);
 	if (!src)
 		return VIRTIO_RDMA_ERR_FAULT;
-	runs = calloc(npages, sizeof(*runs));
-	if (!runs)
+	pages = malloc((size_t)npages * sizeof(*pages));
+	if (!pages)
 		return VIRTIO_RDMA_ERR_NOMEM;
+	memcpy(pages, src, (size_t)npages * sizeof(*pages));
 	for (i = 0; i < npages; i++) {
-		uint64_t page;
-
-		memcpy(&page, src + (uint64_t)i * 8, 8);	/* read once */
-		page = le64(page);
-		if (page % VIRTIO_RDMA_PAGE_SIZE) {
-			free(runs);
+		pages[i] = le64(pages[i]);
+		if (pages[i] % VIRTIO_RDMA_PAGE_SIZE) {
+			free(pages);
 			return VIRTIO_RDMA_ERR_INVAL;
 		}
-		if (!guest_gpa(&v->vu.mem, page, VIRTIO_RDMA_PAGE_SIZE)) {
-			free(runs);
+		if (!guest_gpa(&v->vu.mem, pages[i], VIRTIO_RDMA_PAGE_SIZE)) {
+			free(pages);
 			return VIRTIO_RDMA_ERR_FAULT;
 		}
-		if (n && runs[n - 1].gpa + runs[n - 1].len == page &&
-		    guest_gpa(&v->vu.mem, runs[n - 1].gpa, runs[n - 1].len + VIRTIO_RDMA_PAGE_SIZE)) {
-			runs[n - 1].len += VIRTIO_RDMA_PAGE_SIZE;
-			continue;
-		}
-		runs[n].start = (uint64_t)i * VIRTIO_RDMA_PAGE_SIZE;
-		runs[n].gpa = page;
-		runs[n].len = VIRTIO_RDMA_PAGE_SIZE;
-		n++;
 	}
-	free(mr->runs);
-	mr->runs = runs;
-	mr->n_runs = n;
+	free(mr->pages);
+	mr->pages = pages;
+	mr->npages = npages;
 	return VIRTIO_RDMA_OK;
 }
 
-static void mr_free(struct vdev_mr *mr)
+/* Charge n pages to the VM's budget (max_mr_pages); NOMEM, counted, past it. */
+static uint8_t charge_pages(struct vdev *v, struct vdev_mr *mr, uint32_t n)
+{
+	if (n > v->max_mr_pages - v->mr_pages) {
+		v->stats.refused_mrs++;
+		return VIRTIO_RDMA_ERR_NOMEM;
+	}
+	v->mr_pages += n;
+	mr->charged = n;
+	return VIRTIO_RDMA_OK;
+}
+
+static void mr_free(struct vdev *v, struct vdev_mr *mr)
 {
 	if (mr->eng)
 		eng_mr_dereg(mr->eng);
-	free(mr->runs);
+	v->mr_pages -= mr->charged;
+	v->poll_pages += mr->npages;
+	free(mr->pages);
 	free(mr);
 }
 
@@ -363,9 +357,9 @@ static void free_resources(struct vdev *v)
 		if (v->qps[i].eng)
 			eng_qp_destroy(v->qps[i].eng);
 	memset(v->qps, 0, v->max_qp * sizeof(*v->qps));
-	for (i = 0; i < VDEV_MAX_MR; i++)
+	for (i = 0; i < v->max_mr; i++)
 		if (v->mrs[i]) {
-			mr_free(v->mrs[i]);
+			mr_free(v, v->mrs[i]);
 			v->mrs[i] = NULL;
 		}
 	for (i = 0; i < v->max_cq; i++)
@@ -410,11 +404,17 @@ static int device_reset(struct vdev *v)
 	v->eng = eng_dev_new(&v->eng_ops, v);
 	if (!v->eng)
 		return -ENOMEM;
-	eng_dev_set_limits(v->eng, VDEV_MAX_PD, VDEV_MAX_MR, v->max_cq, v->max_qp);
+	eng_dev_set_limits(v->eng, VDEV_MAX_PD, v->max_mr, v->max_cq, v->max_qp);
 	eng_dev_set_port_mtu(v->eng, mtu_enum(v->port.mtu));
 	gids_from_config(v);
 	v->broken = false;
 	return 0;
+}
+
+/* The most pages one MR may have: the ABI's, or the VM's whole budget. */
+static uint32_t max_pages(const struct vdev *v)
+{
+	return v->max_mr_pages < VDEV_MAX_PAGES ? v->max_mr_pages : VDEV_MAX_PAGES;
 }
 
 static void fill_config(struct vdev *v)
@@ -436,13 +436,13 @@ static void fill_config(struct vdev *v)
 	c->max_send_sge = c->max_recv_sge = c->max_sge_rd = htole32(ENG_MAX_SGE);
 	c->max_cq = htole32(v->max_cq);
 	c->max_cqe = htole32(ENG_MAX_CQE);
-	c->max_mr = htole32(VDEV_MAX_MR);
+	c->max_mr = htole32(v->max_mr);
 	c->max_pd = htole32(VDEV_MAX_PD);
 	c->max_qp_rd_atom = c->max_qp_init_rd_atom = htole32(ENG_MAX_RD_ATOMIC);
 	c->max_res_rd_atom = htole32(ENG_MAX_RD_ATOMIC * v->max_qp);
 	c->atomic_cap = VIRTIO_IB_ATOMIC_NONE;
 	c->max_ah = htole32(65536);
-	c->max_fast_reg_page_list_len = htole32(VDEV_MAX_PAGES);
+	c->max_fast_reg_page_list_len = htole32(max_pages(v));
 	c->max_pkeys = htole16(1);
 	c->local_ca_ack_delay = 15;
 }
@@ -511,6 +511,8 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 	v->vm_id = vm_id;
 	v->max_cq = cfg->max_cq;
 	v->max_qp = cfg->max_qp;
+	v->max_mr = cfg->max_mr;
+	v->max_mr_pages = cfg->max_mr_pages;
 	v->port = *port;
 	v->host = *host;
 	if (sync)
@@ -522,7 +524,7 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 	v->cqs = calloc(v->max_cq, sizeof(*v->cqs));
 	v->qps = calloc(v->max_qp, sizeof(*v->qps));
 	v->pds = calloc(VDEV_MAX_PD, sizeof(*v->pds));
-	v->mrs = calloc(VDEV_MAX_MR, sizeof(*v->mrs));
+	v->mrs = calloc(v->max_mr, sizeof(*v->mrs));
 	if (!v->cqs || !v->qps || !v->pds || !v->mrs) {
 		err = -ENOMEM;
 		goto free_tables;
@@ -716,9 +718,11 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 	mr->v = v;
 	mr->pdn = pdn;
 	err = eng_mr_reg(pd, iova, length, access, mr_map, mr, &mr->eng);
+	if (err == -ENOSPC)		/* max_mr */
+		v->stats.refused_mrs++;
 	if (err)
 		return status_of(err);
-	mrn = eng_mr_handle(mr->eng);	/* the engine's slot: unique, < VDEV_MAX_MR */
+	mrn = eng_mr_handle(mr->eng);	/* the engine's slot: unique, < max_mr */
 	v->mrs[mrn] = mr;
 	r->mrn = htole32(mrn);
 	r->lkey = htole32(eng_mr_lkey(mr->eng));
@@ -748,22 +752,25 @@ static uint8_t cmd_create_mr(struct vdev *v, const void *req, void *rsp)
 	struct vdev_mr *mr;
 	uint8_t st;
 
-	if (!max || max > VDEV_MAX_PAGES)
+	if (!max || max > max_pages(v))
 		return VIRTIO_RDMA_ERR_INVAL;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return VIRTIO_RDMA_ERR_NOMEM;
 	mr->fast = true;
 	mr->max_num_sg = max;
-	st = mr_new(v, le32(q->pdn), le32(q->access_flags), 0, 0, mr, rsp);
+	/* MAP_MR_SG may map max_num_sg pages at any time: reserve them now. */
+	st = charge_pages(v, mr, max);
+	if (!st)
+		st = mr_new(v, le32(q->pdn), le32(q->access_flags), 0, 0, mr, rsp);
 	if (st)
-		free(mr);
+		mr_free(v, mr);
 	return st;
 }
 
 static struct vdev_mr *mr_get(struct vdev *v, uint32_t mrn)
 {
-	return mrn < VDEV_MAX_MR ? v->mrs[mrn] : NULL;
+	return mrn < v->max_mr ? v->mrs[mrn] : NULL;
 }
 
 /* The pages must cover off + length. */
@@ -815,14 +822,14 @@ static uint8_t cmd_reg_user_mr(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOMEM;
 	mr->v = v;
 	mr->first_off = off;
-	st = load_pages(v, mr, le64(q->pages), npages);
+	st = charge_pages(v, mr, npages);
+	if (!st)
+		st = load_pages(v, mr, le64(q->pages), npages);
 	if (!st)
 		st = mr_new(v, le32(q->pdn), le32(q->access_flags), le64(q->virt_addr), length, mr,
 			    rsp);
-	if (st) {
-		free(mr->runs);
-		free(mr);
-	}
+	if (st)
+		mr_free(v, mr);
 	return st;
 }
 
@@ -836,7 +843,7 @@ static uint8_t cmd_dereg_mr(struct vdev *v, const void *req, void *rsp)
 	if (!mr)
 		return VIRTIO_RDMA_ERR_NOENT;
 	v->mrs[mrn] = NULL;
-	mr_free(mr);
+	mr_free(v, mr);
 	return VIRTIO_RDMA_OK;
 }
 
@@ -1181,7 +1188,9 @@ static unsigned int poll_ctrl(struct vdev *v)
 	uint64_t got;
 	int r;
 
-	while (n < POLL_BUDGET && (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
+	v->poll_pages = 0;
+	while (n < POLL_BUDGET && v->poll_pages < VDEV_POLL_PAGES &&
+	       (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
 		if (r < 0) {
 			vdev_set_broken(v, "control queue: malformed descriptor chain");
 			return n;

@@ -46,6 +46,7 @@ struct vdev_stats {
 	uint64_t send_wqes, recv_wqes, refused_wqes;
 	uint64_t cqes, events, events_lost;
 	uint64_t broken;		/* times the device was marked broken */
+	uint64_t refused_mrs;		/* MR commands refused at max_mr or max_mr_pages */
 };
 
 /* A WQE's limits, from its QP. */
@@ -55,11 +56,14 @@ struct vdev_wq_limits {
 };
 
 #define VDEV_MAX_PD	1024
-#define VDEV_MAX_MR	4096
 #define VDEV_MAX_QP_WR	4096
 #define VDEV_MAX_WQE	(sizeof(struct virtio_rdma_cmd_post_send) + \
 			 ENG_MAX_SGE * sizeof(struct virtio_rdma_sge) + ENG_MAX_INLINE)
 #define VDEV_MAX_PAGES	((1u << 20) + 1)	/* 4 GiB MRs, unaligned start */
+/* Page entries the control commands of one poll may read or free: a VM's
+ * heavy page lists delay the other devices of its worker by at most this
+ * plus one command. */
+#define VDEV_POLL_PAGES	(1u << 18)
 
 /* A send WQE decoded (sg_list/ud.ah point inside it, inline data into the
  * buffer it came from). */
@@ -90,6 +94,9 @@ struct vdev {
 	const struct vrdma_vm_config *cfg;
 	uint32_t vm_id;
 	uint32_t max_cq, max_qp;
+	uint32_t max_mr, max_mr_pages;		/* the VM's, from its config */
+	uint64_t mr_pages;			/* charged to its MRs (CREATE_MR: max_num_sg) */
+	uint64_t poll_pages;			/* page entries read or freed in this poll */
 	/* One past the highest CQ and QP slot ever used since the last reset:
 	 * the fast path scans only those (64 empty slots cost a third of a
 	 * busy worker's loop). */
@@ -104,7 +111,7 @@ struct vdev {
 	struct vdev_cq *cqs;			/* [max_cq] */
 	struct vdev_qp *qps;			/* [max_qp] */
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
-	struct vdev_mr **mrs;			/* [VDEV_MAX_MR], index = mrn */
+	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
 	bool broken;
 	struct vdev_stats stats;
 	uint8_t wqe_buf[VDEV_MAX_WQE];		/* a stable copy of one WQE */

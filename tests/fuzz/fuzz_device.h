@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The device fixture shared by fuzz_ctrl.c and fuzz_vhost.c: one vdev
- * (max_cq = max_qp = 4, GID ::ffff:10.0.0.1) whose connection is a
- * socketpair, 256 KiB of guest memory in a memfd the fuzzer maps too (guest
- * address 0x100000000), host hooks that send nothing, and the vhost-user
- * handshake. Included once per fuzz target, so its statics are that target's.
+ * (max_cq = max_qp = 4, max_mr = 16, max_mr_pages = 64, GID
+ * ::ffff:10.0.0.1) whose connection is a socketpair, 256 KiB of guest
+ * memory in a memfd the fuzzer maps too (guest address 0x100000000), host
+ * hooks that send nothing, and the vhost-user handshake. Included once per fuzz target, so its statics are that target's.
  */
 #ifndef VRDMA_FUZZ_DEVICE_H
 #define VRDMA_FUZZ_DEVICE_H
@@ -140,6 +140,9 @@ static void fixture_init(void)
 	vmcfg.gids[0].raw[15] = 1;
 	vmcfg.max_cq = 4;
 	vmcfg.max_qp = 4;
+	/* small, so inputs reach both limits */
+	vmcfg.max_mr = 16;
+	vmcfg.max_mr_pages = 64;
 	vmcfg.socket_mode = 0600;
 }
 

@@ -7,6 +7,7 @@
  * connection goes), so one failure does not leak into the next test.
  *
  * Usage: vrdma_test SOCKET_A SOCKET_B [TEST_NUMBER...]
+ *        vrdma_test --flood SOCKET ROUNDS (heavy page lists from one VM)
  * Output: "ok N - name" or "not ok N - name: why", diagnostics on "# "
  * lines, then "vrdma_test: P passed, F failed". Exit 0 only if all passed.
  */
@@ -1927,6 +1928,116 @@ out:
 		printf("# hold: %s\n", e->why);
 }
 
+/* ---- flood: heavy page lists from one VM ---- */
+
+#define FLOOD_PAGES	(1u << 20)	/* a 4 GiB MR, no two pages contiguous */
+
+/* One control command; its status (or 0xff if the device did not answer)
+ * and the slowest answer so far in *worst_us. */
+static uint8_t flood_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len,
+			 void *rsp, size_t rsp_len, uint64_t *worst_us)
+{
+	struct timespec t0, t1;
+	uint32_t written;
+	uint64_t us;
+	uint8_t st;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (vrdma_ctrl_raw(ctx, cmd, req, req_len, rsp, rsp_len, &st, &written))
+		st = 0xff;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	us = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	if (us > *worst_us)
+		*worst_us = us;
+	return st;
+}
+
+static void tally(uint8_t st, unsigned long *ok, unsigned long *nomem, unsigned long *other)
+{
+	if (st == VIRTIO_RDMA_OK)
+		(*ok)++;
+	else if (st == VIRTIO_RDMA_ERR_NOMEM)
+		(*nomem)++;
+	else
+		(*other)++;
+}
+
+/* vrdma_test --flood SOCKET ROUNDS: ROUNDS times, REG_USER_MR of 2^20
+ * scattered pages, then CREATE_MR of 2^20 pages and MAP_MR_SG of them, as
+ * fast as the device answers; then every MR is deregistered and one more
+ * REG_USER_MR must succeed (the budget comes back). Prints the counts and
+ * the slowest answer. Exit 0 if every answer was OK or NOMEM and the last
+ * one OK. */
+static int flood(const char *path, unsigned long rounds)
+{
+	struct virtio_rdma_cmd_reg_user_mr reg = { 0 };
+	struct virtio_rdma_cmd_create_mr cre = { 0 };
+	struct virtio_rdma_cmd_map_mr_sg map = { 0 };
+	struct virtio_rdma_cmd_dereg_mr der;
+	struct virtio_rdma_rsp_map_mr_sg mrsp;
+	struct virtio_rdma_rsp_mr rsp;
+	struct vrdma_open_attr attr = { .mem_size = MEM_SIZE };
+	unsigned long ok[3] = { 0 }, nomem[3] = { 0 }, other = 0, i, n_mrs = 0;
+	uint64_t worst_us = 0, *pages;
+	uint32_t *mrs = NULL;
+	struct vrdma_ctx *ctx;
+	struct vrdma_pd *pd;
+	uint8_t *data, st, last = 0xff;
+	int ret;
+
+	ret = vrdma_open(path, &attr, &ctx);
+	if (ret) {
+		fprintf(stderr, "vrdma_test: cannot open %s: %s\n", path, errname(ret));
+		return 1;
+	}
+	pages = vrdma_alloc_buf(ctx, FLOOD_PAGES * 8ul);
+	data = vrdma_alloc_buf(ctx, 3 * 4096);
+	mrs = calloc(2 * rounds + 1, sizeof(*mrs));
+	if (!pages || !data || !mrs || vrdma_alloc_pd(ctx, &pd)) {
+		fprintf(stderr, "vrdma_test: cannot set up the flood\n");
+		goto close;
+	}
+	/* Pages 0 and 2 of data in turn: no two neighbours are contiguous. */
+	for (i = 0; i < FLOOD_PAGES; i++)
+		pages[i] = htole64(vrdma_gpa(ctx, data) + (i % 2) * 2 * 4096);
+	reg.pdn = cre.pdn = vrdma_pd_handle(pd);
+	reg.access_flags = cre.access_flags = VIRTIO_IB_ACCESS_LOCAL_WRITE;
+	reg.length = map.length = (uint64_t)FLOOD_PAGES * 4096;
+	reg.pages = map.pages = vrdma_gpa(ctx, pages);
+	reg.npages = map.npages = cre.max_num_sg = FLOOD_PAGES;
+	for (i = 0; i < rounds; i++) {
+		st = flood_cmd(ctx, VIRTIO_CMD_REG_USER_MR, &reg, sizeof(reg), &rsp, sizeof(rsp),
+			       &worst_us);
+		if (!st)
+			mrs[n_mrs++] = le32toh(rsp.mrn);
+		tally(st, &ok[0], &nomem[0], &other);
+		st = flood_cmd(ctx, VIRTIO_CMD_CREATE_MR, &cre, sizeof(cre), &rsp, sizeof(rsp),
+			       &worst_us);
+		tally(st, &ok[1], &nomem[1], &other);
+		if (st)
+			continue;
+		mrs[n_mrs++] = map.mrn = le32toh(rsp.mrn);
+		st = flood_cmd(ctx, VIRTIO_CMD_MAP_MR_SG, &map, sizeof(map), &mrsp, sizeof(mrsp),
+			       &worst_us);
+		tally(st, &ok[2], &nomem[2], &other);
+	}
+	for (i = 0; i < n_mrs; i++) {
+		der.mrn = htole32(mrs[i]);
+		if (flood_cmd(ctx, VIRTIO_CMD_DEREG_MR, &der, sizeof(der), NULL, 0, &worst_us))
+			other++;
+	}
+	last = flood_cmd(ctx, VIRTIO_CMD_REG_USER_MR, &reg, sizeof(reg), &rsp, sizeof(rsp),
+			 &worst_us);
+	printf("flood: %lu rounds of %u pages: reg_user_mr ok %lu nomem %lu, create_mr ok %lu nomem %lu, "
+	       "map_mr_sg ok %lu nomem %lu, other %lu; after dereg: %s; slowest answer %.1f ms\n",
+	       rounds, FLOOD_PAGES, ok[0], nomem[0], ok[1], nomem[1], ok[2], nomem[2], other,
+	       last ? "refused" : "ok", worst_us / 1000.0);
+close:
+	free(mrs);
+	vrdma_close(ctx);
+	return !other && !last ? 0 : 1;
+}
+
 static bool run_one(struct env *e, unsigned int n)
 {
 	static bool shown;
@@ -1982,8 +2093,11 @@ int main(int argc, char **argv)
 		printf("resolve %s: %s (%s)\n", argv[2], got, r ? errname(r) : "ok");
 		return strcmp(got, argv[3]) ? 1 : 0;
 	}
+	if (argc == 4 && !strcmp(argv[1], "--flood"))
+		return flood(argv[2], strtoul(argv[3], NULL, 10));
 	if (argc < 3) {
 		fprintf(stderr, "Usage: vrdma_test SOCKET_A SOCKET_B [TEST_NUMBER...]\n"
+			"       vrdma_test --flood SOCKET ROUNDS\n"
 			"Tests 1..%zu:\n", NTESTS);
 		for (n = 1; n <= NTESTS; n++)
 			fprintf(stderr, "  %2u  %s\n", n, tests[n - 1].name);

@@ -73,6 +73,8 @@ static void test_full(void **state)
 		 "mac = 52:54:00:AB:cd:EF\n"
 		 "max_cq = 251\n"
 		 "max_qp = 2\n"
+		 "max_mr = 65536\n"
+		 "max_mr_pages = 1\n"
 		 "socket_owner = libvirt-qemu\n"
 		 "socket_group = 64055\n"
 		 "socket_mode = 0660\n");
@@ -80,6 +82,8 @@ static void test_full(void **state)
 	assert_int_equal(cfg.idle_spin_us, 200);
 	assert_int_equal(cfg.vms[0].max_cq, 251);
 	assert_int_equal(cfg.vms[0].max_qp, 2);
+	assert_int_equal(cfg.vms[0].max_mr, 65536);
+	assert_int_equal(cfg.vms[0].max_mr_pages, 1);
 	assert_string_equal(cfg.vms[0].socket_owner, "libvirt-qemu");
 	assert_string_equal(cfg.vms[0].socket_group, "64055");
 	assert_int_equal(cfg.vms[0].socket_mode, 0660);
@@ -126,6 +130,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.idle_spin_us, 50);
 	assert_int_equal(cfg.vms[0].max_cq, 64);
 	assert_int_equal(cfg.vms[0].max_qp, 64);
+	assert_int_equal(cfg.vms[0].max_mr, 4096);
+	assert_int_equal(cfg.vms[0].max_mr_pages, 1 << 21);
 	assert_string_equal(cfg.vms[0].socket_owner, "");
 	assert_string_equal(cfg.vms[0].socket_group, "");
 	assert_int_equal(cfg.vms[0].socket_mode, 0600);
@@ -318,6 +324,10 @@ static void test_vm_from_keys(void **state)
 			  "add-vm: gid '10.9.0.1' already belongs to vm a (line 1)" },
 		/* 12 */ { "a", { { "gid", "10.9.0.1" }, { "socket_owner", "" } }, 2,
 			  "add-vm: empty value for 'socket_owner'" },
+		/* 13 */ { "a", { { "gid", "10.9.0.1" }, { "max_mr", "8" }, { "max_mr_pages", "4096" } },
+			  3, NULL },
+		/* 14 */ { "a", { { "gid", "10.9.0.1" }, { "max_mr_pages", "-1" } }, 2,
+			  "add-vm: max_mr_pages must be an integer from 1 to 268435456" },
 	};
 	struct vrdma_vm_config vc, vc2;
 	struct vrdma_config fcfg;
@@ -359,6 +369,16 @@ static void test_vm_from_keys(void **state)
 	vc2.line = 99;
 	assert_true(vrdma_vm_config_equal(&vc, &vc2));
 	vc2.socket_mode = 0600;
+	assert_false(vrdma_vm_config_equal(&vc, &vc2));
+	/* the MR limits count: a reload re-creates a VM whose limits changed */
+	assert_int_equal(vrdma_vm_config_from_keys(&vc2, "a", cases[12].kv, 3, err, sizeof(err)), 0);
+	assert_int_equal(vc2.max_mr, 8);
+	assert_int_equal(vc2.max_mr_pages, 4096);
+	vc = vc2;
+	vc2.max_mr++;
+	assert_false(vrdma_vm_config_equal(&vc, &vc2));
+	vc2 = vc;
+	vc2.max_mr_pages++;
 	assert_false(vrdma_vm_config_equal(&vc, &vc2));
 }
 
@@ -574,6 +594,14 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "[vm a]\nmax_cq = 0\n", "t.conf:4: max_cq must be an integer from 1 to 16384" },
 	{ PORT "[vm a]\nmax_qp = 16385\n", "t.conf:4: max_qp must be an integer from 1 to 16384" },
 	{ PORT "[vm a]\nmax_qp = 8k\n", "t.conf:4: max_qp must be an integer from 1 to 16384" },
+	{ PORT "[vm a]\nmax_mr = 0\n", "t.conf:4: max_mr must be an integer from 1 to 65536" },
+	{ PORT "[vm a]\nmax_mr = 65537\n", "t.conf:4: max_mr must be an integer from 1 to 65536" },
+	{ PORT "[vm a]\nmax_mr_pages = 0\n",
+	  "t.conf:4: max_mr_pages must be an integer from 1 to 268435456" },
+	{ PORT "[vm a]\nmax_mr_pages = 268435457\n",
+	  "t.conf:4: max_mr_pages must be an integer from 1 to 268435456" },
+	{ PORT "[vm a]\nmax_mr_pages = 2M\n",
+	  "t.conf:4: max_mr_pages must be an integer from 1 to 268435456" },
 	{ PORT "[vm a]\nsocket_mode = 0400\n",
 	  "t.conf:4: socket_mode 0400 must let the owner read and write" },
 	{ PORT "[vm a]\nsocket_mode = 0689\n", "t.conf:4: socket_mode must be an octal mode like 0660" },

@@ -39,20 +39,21 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define MEM_SIZE	(1u << 20)
+#define MEM_SIZE	(4u << 20)
 #define GPA_BASE	0x100000000ull
 #define RING_NUM	8u
 #define MAX_CQ		4u
 #define MAX_QP		4u
 #define N_VQS		(1u + MAX_CQ + 2u * MAX_QP)	/* 13 */
 
-/* Guest memory layout (offsets into the 1 MiB region). */
+/* Guest memory layout (offsets into the 4 MiB region). */
 #define RING_OFF(q)	((uint64_t)(q) * 0x1000u)	/* desc +0, avail +0x200, used +0x400 */
 #define AVAIL_OFF	0x200u
 #define USED_OFF	0x400u
 #define DATA_OFF	0x20000u	/* control slot s: request +s*0x400, response +0x200 */
 #define SCRATCH_OFF	0x40000u	/* indirect tables, page lists */
 #define PAGES_OFF	0x80000u	/* MR pages */
+#define BIG_OFF		0x100000u	/* long page lists, to the end */
 
 #define EXPECT_FEATURES ((1ull << 32) | (1ull << 28) | (1ull << 30))
 #define EXPECT_PROTOCOL ((1ull << 0) | (1ull << 3) | (1ull << 9) | (1ull << 13) | (1ull << 16))
@@ -120,7 +121,9 @@ static bool fd_is_open(int fd)
 /* Fixtures still alive, freed by the teardown when a test fails midway. */
 static struct fx *live_fx[8];
 
-static struct fx *fx_new(const char *name, uint32_t vm_id)
+/* A device with the given MR limits (vrdmad.conf's max_mr, max_mr_pages). */
+static struct fx *fx_new_mr_limits(const char *name, uint32_t vm_id, unsigned int max_mr,
+				   unsigned int max_mr_pages)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
@@ -132,6 +135,8 @@ static struct fx *fx_new(const char *name, uint32_t vm_id)
 	memcpy(f->cfg.gids[0].raw, vm_gid, 16);
 	f->cfg.max_cq = MAX_CQ;
 	f->cfg.max_qp = MAX_QP;
+	f->cfg.max_mr = max_mr;
+	f->cfg.max_mr_pages = max_mr_pages;
 	f->cfg.socket_mode = 0600;
 	f->v = calloc(1, sizeof(*f->v));
 	assert_non_null(f->v);
@@ -149,6 +154,12 @@ static struct fx *fx_new(const char *name, uint32_t vm_id)
 		}
 	}
 	return f;
+}
+
+static struct fx *fx_new(const char *name, uint32_t vm_id)
+{
+	return fx_new_mr_limits(name, vm_id, VRDMA_CONF_DEFAULT_MAX_MR,
+				VRDMA_CONF_DEFAULT_MAX_MR_PAGES);
 }
 
 static void fx_free(struct fx *f)
@@ -504,12 +515,35 @@ static void test_virtq_pop_contract(void **state)
 
 /* ---- 1. the happy handshake ---- */
 
+/* The whole config space through GET_CONFIG, in chunks of at most 256 bytes. */
+static void read_config(struct fx *f, struct virtio_rdma_config *cfg)
+{
+	struct vhost_user_config c;
+	uint32_t off;
+
+	memset(cfg, 0x5a, sizeof(*cfg));
+	for (off = 0; off < sizeof(*cfg); off += VHOST_USER_MAX_CONFIG_SIZE) {
+		uint32_t len = sizeof(*cfg) - off;
+
+		if (len > VHOST_USER_MAX_CONFIG_SIZE)
+			len = VHOST_USER_MAX_CONFIG_SIZE;
+		memset(&c, 0, sizeof(c));
+		c.offset = off;
+		c.size = len;
+		assert_int_equal(dispatch(f, VHOST_USER_GET_CONFIG, NEED, &c, 12 + len, NULL, 0), 0);
+		assert_true(f->have_reply);
+		assert_int_equal(f->reply.hdr.size, 12 + len);
+		assert_int_equal(f->reply.payload.config.offset, off);
+		assert_int_equal(f->reply.payload.config.size, len);
+		memcpy((uint8_t *)cfg + off, f->reply.payload.config.region, len);
+		assert_false(recv_reply(f));
+	}
+}
+
 static void test_handshake(void **state)
 {
 	struct fx *a = fx_new("vm-a", 1), *b = fx_new("vm-b", 2);
 	struct virtio_rdma_config cfg;
-	struct vhost_user_config c;
-	uint32_t off;
 
 	(void)state;
 	/* Before REPLY_ACK is negotiated NEED_REPLY asks for nothing. */
@@ -549,23 +583,7 @@ static void test_handshake(void **state)
 
 	/* The config space, in chunks of at most 256 bytes. */
 	assert_int_equal(sizeof(cfg), 656);
-	memset(&cfg, 0x5a, sizeof(cfg));
-	for (off = 0; off < sizeof(cfg); off += VHOST_USER_MAX_CONFIG_SIZE) {
-		uint32_t len = sizeof(cfg) - off;
-
-		if (len > VHOST_USER_MAX_CONFIG_SIZE)
-			len = VHOST_USER_MAX_CONFIG_SIZE;
-		memset(&c, 0, sizeof(c));
-		c.offset = off;
-		c.size = len;
-		assert_int_equal(dispatch(a, VHOST_USER_GET_CONFIG, NEED, &c, 12 + len, NULL, 0), 0);
-		assert_true(a->have_reply);
-		assert_int_equal(a->reply.hdr.size, 12 + len);
-		assert_int_equal(a->reply.payload.config.offset, off);
-		assert_int_equal(a->reply.payload.config.size, len);
-		memcpy((uint8_t *)&cfg + off, a->reply.payload.config.region, len);
-		assert_false(recv_reply(a));
-	}
+	read_config(a, &cfg);
 	assert_int_equal(le32toh(cfg.phys_port_cnt), 1);
 	assert_int_equal(le32toh(cfg.max_qp), MAX_QP);
 	assert_int_equal(le32toh(cfg.max_cq), MAX_CQ);
@@ -1076,7 +1094,7 @@ static void test_mem_table(void **state)
 	fds[0] = dup(a->memfd);
 	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
 	assert_string_equal(a->v->vu.last_error,
-			    "SET_MEM_TABLE: region 0 (1048576 bytes at offset 8192) goes past the end of its file (1048576 bytes)");
+			    "SET_MEM_TABLE: region 0 (4194304 bytes at offset 8192) goes past the end of its file (4194304 bytes)");
 	assert_int_equal(count_fds(), before);
 
 	/* None of that changed the table. */
@@ -1674,6 +1692,166 @@ static void test_ctrl_commands(void **state)
 	fx_free(b);
 }
 
+/* ---- 8b. page lists and MRs within the VM's limits ---- */
+
+/* REG_USER_MR of n pages from BIG_OFF's list (PAGES_OFF's first and third
+ * pages in turn: none contiguous); its status, *mrn on success. */
+static int reg_scattered(struct fx *f, uint32_t pdn, uint32_t n, uint32_t *mrn)
+{
+	struct virtio_rdma_cmd_reg_user_mr q = {
+		.pdn = htole32(pdn), .access_flags = htole32(VIRTIO_IB_ACCESS_LOCAL_WRITE),
+		.length = htole64((uint64_t)n * 4096), .pages = htole64(gpa(BIG_OFF)),
+		.npages = htole32(n),
+	};
+	struct virtio_rdma_rsp_mr r = { 0 };
+	int st;
+
+	st = ctrl(f, VIRTIO_CMD_REG_USER_MR, &q, sizeof(q), &r, sizeof(r), NULL);
+	if (mrn)
+		*mrn = le32toh(r.mrn);
+	return st;
+}
+
+static int dereg(struct fx *f, uint32_t mrn)
+{
+	uint32_t q = htole32(mrn);
+
+	return ctrl(f, VIRTIO_CMD_DEREG_MR, &q, sizeof(q), NULL, 0, NULL);
+}
+
+static void fill_big_list(struct fx *f)
+{
+	uint64_t *list = (uint64_t *)(f->mem + BIG_OFF);
+	uint32_t i;
+
+	for (i = 0; i < (MEM_SIZE - BIG_OFF) / 8; i++)
+		list[i] = htole64(gpa(PAGES_OFF + (i % 2) * 8192));
+}
+
+static void test_mr_limits(void **state)
+{
+	struct fx *a = fx_new_mr_limits("vm-a", 1, 4, 1000), *b = fx_new("vm-b", 2);
+	struct virtio_rdma_cmd_create_mr cm = { .max_num_sg = htole32(1001) };
+	struct virtio_rdma_cmd_map_mr_sg map = { 0 };
+	struct virtio_rdma_rsp_map_mr_sg mr_rsp;
+	struct virtio_rdma_rsp_mr r;
+	struct virtio_rdma_config cfg;
+	uint32_t pdn, m1, m2, fast, m[4], i;
+
+	(void)state;
+	handshake(a);
+	handshake(b);
+	fill_big_list(a);
+	pdn = create_pd(a);
+
+	/* The config space says the VM's limits. */
+	read_config(a, &cfg);
+	assert_int_equal(le32toh(cfg.max_mr), 4);
+	assert_int_equal(le32toh(cfg.max_fast_reg_page_list_len), 1000);
+	read_config(b, &cfg);
+	assert_int_equal(le32toh(cfg.max_mr), VRDMA_CONF_DEFAULT_MAX_MR);
+	assert_int_equal(le32toh(cfg.max_fast_reg_page_list_len), VDEV_MAX_PAGES);
+
+	/* Pages: 600 + 400 fit in 1000; one more does not. */
+	assert_int_equal(reg_scattered(a, pdn, 600, &m1), VIRTIO_RDMA_OK);
+	assert_int_equal(reg_scattered(a, pdn, 600, NULL), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(a->v->stats.refused_mrs, 1);
+	assert_int_equal(reg_scattered(a, pdn, 400, &m2), VIRTIO_RDMA_OK);
+	assert_int_equal(reg_scattered(a, pdn, 1, NULL), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(a->v->stats.refused_mrs, 2);
+	/* CREATE_MR: past max_fast_reg_page_list_len is INVAL, past the
+	 * budget NOMEM; max_num_sg is reserved until DEREG. */
+	cm.pdn = htole32(pdn);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_MR, &cm, sizeof(cm), &r, sizeof(r), NULL),
+			 VIRTIO_RDMA_ERR_INVAL);
+	cm.max_num_sg = htole32(1);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_MR, &cm, sizeof(cm), &r, sizeof(r), NULL),
+			 VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(a->v->stats.refused_mrs, 3);
+	assert_int_equal(dereg(a, m1), VIRTIO_RDMA_OK);
+	cm.max_num_sg = htole32(600);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_MR, &cm, sizeof(cm), &r, sizeof(r), NULL),
+			 VIRTIO_RDMA_OK);
+	fast = le32toh(r.mrn);
+	assert_int_equal(reg_scattered(a, pdn, 1, NULL), VIRTIO_RDMA_ERR_NOMEM);
+	map.mrn = htole32(fast);
+	map.npages = htole32(600);
+	map.length = htole64(600 * 4096);
+	map.pages = htole64(gpa(BIG_OFF));
+	assert_int_equal(ctrl(a, VIRTIO_CMD_MAP_MR_SG, &map, sizeof(map), &mr_rsp, sizeof(mr_rsp),
+			      NULL), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_MAP_MR_SG, &map, sizeof(map), &mr_rsp, sizeof(mr_rsp),
+			      NULL), VIRTIO_RDMA_OK);
+	assert_int_equal(a->v->stats.refused_mrs, 4);
+	assert_int_equal(dereg(a, fast), VIRTIO_RDMA_OK);
+	assert_int_equal(dereg(a, m2), VIRTIO_RDMA_OK);
+	assert_int_equal(a->v->mr_pages, 0);
+
+	/* MRs: 4, whatever their kind; the fifth is refused. */
+	assert_int_equal(reg_scattered(a, pdn, 1000, &m[0]), VIRTIO_RDMA_OK);
+	for (i = 1; i < 4; i++) {
+		struct virtio_rdma_cmd_get_dma_mr dq = { .pdn = htole32(pdn), .access_flags = 1 };
+
+		assert_int_equal(ctrl(a, VIRTIO_CMD_GET_DMA_MR, &dq, sizeof(dq), &r, sizeof(r), NULL),
+				 VIRTIO_RDMA_OK);
+		m[i] = le32toh(r.mrn);
+	}
+	cm.max_num_sg = htole32(1);
+	assert_int_equal(dereg(a, m[0]), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl(a, VIRTIO_CMD_CREATE_MR, &cm, sizeof(cm), &r, sizeof(r), NULL),
+			 VIRTIO_RDMA_OK);
+	m[0] = le32toh(r.mrn);
+	assert_int_equal(reg_scattered(a, pdn, 1, NULL), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(a->v->stats.refused_mrs, 5);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(dereg(a, m[i]), VIRTIO_RDMA_OK);
+	/* Everything given back: the whole budget in one MR again. */
+	assert_int_equal(reg_scattered(a, pdn, 1000, &m1), VIRTIO_RDMA_OK);
+	/* Refusals are errors too, and only this VM's. */
+	assert_true(a->v->stats.ctrl_errors >= 5);
+	assert_int_equal(b->v->stats.refused_mrs, 0);
+	/* A reset frees the MRs and their pages (ASan: nothing leaks). */
+	reconnect(a);
+	assert_int_equal(a->v->mr_pages, 0);
+	assert_works(a);
+	assert_works(b);
+	fx_free(a);
+	fx_free(b);
+}
+
+/* One poll reads at most VDEV_POLL_PAGES page entries (plus one command's):
+ * a VM's heavy page lists wait for the next poll, the other devices of its
+ * worker get their turn in between. */
+static void test_poll_pages(void **state)
+{
+	const uint32_t n = VDEV_POLL_PAGES / 4 * 3;
+	struct virtio_rdma_cmd_reg_user_mr q = {
+		.access_flags = htole32(VIRTIO_IB_ACCESS_LOCAL_WRITE),
+		.length = htole64((uint64_t)n * 4096), .pages = htole64(gpa(BIG_OFF)),
+		.npages = htole32(n),
+	};
+	struct fx *a = fx_new("vm-a", 1);
+	uint16_t head[3];
+	uint32_t len, i;
+
+	(void)state;
+	assert_true(BIG_OFF + n * 8ull <= MEM_SIZE);
+	handshake(a);
+	fill_big_list(a);
+	q.pdn = htole32(create_pd(a));
+	for (i = 0; i < 3; i++)
+		head[i] = ctrl_submit(a, VIRTIO_CMD_REG_USER_MR, &q, sizeof(q),
+				      sizeof(struct virtio_rdma_rsp_mr));
+	assert_int_equal(poll_dev(a), 2);
+	assert_int_equal(ctrl_reap(a, head[0], NULL, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl_reap(a, head[1], NULL, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl_reap(a, head[2], NULL, &len), -1);
+	assert_int_equal(poll_dev(a), 1);
+	assert_int_equal(ctrl_reap(a, head[2], NULL, &len), VIRTIO_RDMA_OK);
+	assert_int_equal(a->v->mr_pages, 3 * n);
+	fx_free(a);
+}
+
 /* ---- 9. freeing a device with resources ---- */
 
 static void make_resources(struct fx *f)
@@ -1991,6 +2169,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_violations, teardown_fx),
 		cmocka_unit_test_teardown(test_indirect_ok, teardown_fx),
 		cmocka_unit_test_teardown(test_ctrl_commands, teardown_fx),
+		cmocka_unit_test_teardown(test_mr_limits, teardown_fx),
+		cmocka_unit_test_teardown(test_poll_pages, teardown_fx),
 		cmocka_unit_test_teardown(test_free_with_resources, teardown_fx),
 		cmocka_unit_test_teardown(test_reset, teardown_fx),
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
