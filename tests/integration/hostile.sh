@@ -5,25 +5,29 @@
 # it would shrink. Both are refused and drop gamma's connection, while an
 # RC ping-pong between alpha and beta, on the same (only) worker, keeps
 # completing; gamma works again after, and the daemon stays up, ASan-clean.
+# Then gamma deregisters its MR under a 32 MiB WRITE from delta (vrdma_test's
+# case): that WRITE ends in REM_ACCESS_ERR, and alpha goes on completing.
 #
 #   netns vrA-ID
 #   +---------------------------------------------------------+
 #   | vrdmad on vA-ID (XDP), one worker                       |
 #   |   vm alpha 10.213.0.11 <- vrdma-pingpong -> vm beta .12 |
 #   |   vm gamma 10.213.0.13 <- hostile                       |
+#   |   vm gamma <- vrdma_test -> vm delta 10.213.0.14        |
 #   +---------------------------------------------------------+
 set -e
 source "$(dirname "$0")/../lib.sh"
 need_pingpong
 HOSTILE=${HOSTILE:-$HERE/../build/asan/hostile}
 [ -x "$HOSTILE" ] || { echo "no $HOSTILE: make build/asan/hostile" >&2; exit 1; }
+: "${VRDMA_TEST:?set VRDMA_TEST to the vrdma_test binary}"
 
 setup_pair "10.213.0.1/24" "10.213.0.2/24"
 vm() {	# NAME LAST-OCTET
 	printf '[vm %s]\ngid = 10.213.0.%s\nsocket = %s/%s.sock\nmax_cq = 4\nmax_qp = 4\n' \
 		"$1" "$2" "$TMP" "$1"
 }
-CONF=$(write_conf "" "$(vm alpha 11; vm beta 12; vm gamma 13)" hostile.conf)
+CONF=$(write_conf "" "$(vm alpha 11; vm beta 12; vm gamma 13; vm delta 14)" hostile.conf)
 
 echo "hostile: a hostile front end costs only its own device ($NSA)"
 start_daemon "$CONF"
@@ -67,6 +71,24 @@ check "... logged with what to do, gamma's connection dropped" \
 	eval 'logged "vm gamma: vhost-user: SET_MEM_TABLE: region 0: its fd is not sealed with F_SEAL_SHRINK; give a sealed memfd" && drops 2'
 check "gamma works again with a well-behaved front end" \
 	eval 'ip netns exec "$NSA" timeout 20 "$HOSTILE" ok "$TMP/gamma.sock" > "$TMP/ok.out" 2>&1'
+
+# vrdma_test's "MR deregistered under a WRITE" between gamma and delta, while
+# alpha must go on completing.
+dereg_under_write() {
+	local n c0 c1 rc=0
+	n=$("$VRDMA_TEST" 2>&1 | sed -n 's/^ *\([0-9]*\)  MR deregistered under a WRITE.*/\1/p')
+	[ -n "$n" ] || { echo "    vrdma_test has no such test"; return 1; }
+	c0=$(cqes) || true
+	ip netns exec "$NSA" timeout 120 "$VRDMA_TEST" "$TMP/gamma.sock" "$TMP/delta.sock" "$n" \
+		> "$TMP/dereg.out" 2>&1 || { sed 's/^/    /' "$TMP/dereg.out"; rc=1; }
+	c1=$(cqes) || true
+	[[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ "$c1" -gt "$((c0 + 20))" ] ||
+		{ echo "    alpha's completions meanwhile: $c0 -> $c1"; rc=1; }
+	kill -0 "$DPID" 2> /dev/null || { echo "    vrdmad died"; rc=1; }
+	return $rc
+}
+check "gamma's MR deregistered under delta's 32 MiB WRITE: REM_ACCESS_ERR, alpha completes" \
+	dereg_under_write
 
 undisturbed() {
 	kill -0 "$LCLI" 2> /dev/null && kill -0 "$LSRV" 2> /dev/null ||

@@ -31,6 +31,7 @@
 #define WC_LOC_QP_OP_ERR	2
 #define WC_LOC_PROT_ERR		4
 #define WC_WR_FLUSH_ERR		5
+#define WC_REM_ACCESS_ERR	10
 #define WC_SEND			0
 #define WC_RDMA_WRITE		1
 #define WC_RDMA_READ		2
@@ -1857,6 +1858,59 @@ static void t_rc_bulk(struct env *e)
 out:;
 }
 
+/* Issue 15.1: B's target MR deregistered 20 ms into a 32 MiB WRITE from A.
+ * The old responder kept a pointer to the freed MR (a use-after-free in
+ * the daemon); now the WRITE ends in REM_ACCESS_ERR at A, B's QP reports an
+ * access error, and the daemon goes on. Tried again if the WRITE was done
+ * before the deregistration. */
+#define DEREG_LEN	(32u << 20)
+static void t_dereg_under_write(struct env *e)
+{
+	struct vrdma_mr *smr = NULL, *rmr = NULL;
+	uint8_t *sbuf, *rbuf;
+	struct virtio_rdma_cqe wc;
+	int64_t deadline;
+	unsigned int k;
+	struct pair p;
+
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	sbuf = vrdma_alloc_buf(p.a.ctx, DEREG_LEN);
+	rbuf = vrdma_alloc_buf(p.b.ctx, DEREG_LEN);
+	CHECK(sbuf && rbuf, "vrdma_alloc_buf of %u bytes failed", DEREG_LEN);
+	TRY(vrdma_reg_mr(p.a.pd, sbuf, DEREG_LEN, ACCESS_ALL, &smr));
+	for (k = 0; k < 4; k++) {
+		struct vrdma_sge sge = { .addr = (uintptr_t)sbuf, .length = DEREG_LEN,
+					 .lkey = vrdma_mr_lkey(smr) };
+		struct vrdma_send_wr wr = {
+			.wr_id = 6000 + k, .send_flags = VIRTIO_IB_SEND_SIGNALED,
+			.opcode = VIRTIO_IB_WR_RDMA_WRITE, .sg_list = &sge, .num_sge = 1,
+			.remote_addr = (uintptr_t)rbuf,
+		};
+
+		TRY(vrdma_reg_mr(p.b.pd, rbuf, DEREG_LEN, ACCESS_ALL, &rmr));
+		wr.rkey = vrdma_mr_rkey(rmr);
+		TRY(vrdma_post_send(p.a.qp, &wr));
+		usleep(20000);
+		TRY(vrdma_dereg_mr(rmr));
+		MUST(wait_wc(e, p.a.scq, "WRITE into a deregistered MR", &wc));
+		if (wc.status == WC_REM_ACCESS_ERR)
+			break;
+		CHECK(wc.status == WC_SUCCESS, "WRITE into a deregistered MR: status %u",
+		      wc.status);
+	}
+	CHECK(k < 4, "4 WRITEs of %u MiB all done within 20 ms: the daemon is too fast for this "
+	      "test", DEREG_LEN >> 20);
+	/* B's QP heard of it too: an access error event (IBA 11.6.3.1) */
+	for (deadline = now_ms() + POLL_MS; now_ms() < deadline; usleep(100))
+		if (vrdma_poll_cq(p.b.scq, 1, &wc) == 1 &&
+		    wc.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT &&
+		    wc.vendor_err == VIRTIO_RDMA_EVENT_QP_ACCESS_ERR)
+			break;
+	CHECK(now_ms() < deadline, "B: no QP_ACCESS_ERR event within %d ms", POLL_MS);
+	printf("# the MR went away under WRITE %u: REM_ACCESS_ERR\n", k + 1);
+out:;
+}
+
 /* ---- the table ---- */
 
 static const struct test {
@@ -1893,6 +1947,7 @@ static const struct test {
 	{ "close and reconnect", t_reconnect_close },
 	{ "connection dropped and reconnect", t_reconnect_crash },
 	{ "RC bulk transfer, checked to the byte", t_rc_bulk },
+	{ "MR deregistered under a WRITE into it: REM_ACCESS_ERR", t_dereg_under_write },
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
