@@ -27,10 +27,11 @@ DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
-BASE_CFLAGS := -std=gnu11 -g -D_GNU_SOURCE $(WARN) -Iinclude -Idaemon \
-	-DVRDMA_XDP_OBJECT_DEFAULT='"$(LIBDIR)/vrdma_xdp.bpf.o"'
+BASE_CFLAGS := -std=gnu11 -g -D_GNU_SOURCE $(WARN)
 CFLAGS ?= -O2
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_FLAGS := -std=gnu11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer-no-link,address,undefined \
+	-fno-sanitize-recover=all
 
 ifeq ($(V),1)
 Q :=
@@ -44,15 +45,39 @@ endif
 pkg_cflags = $(shell $(PKG_CONFIG) --cflags $(PKGS))
 pkg_libs = $(shell $(PKG_CONFIG) --libs $(PKGS)) -lpthread
 
-DAEMON_SRCS := $(wildcard daemon/*.c)
-DAEMON_LIB_SRCS := $(filter-out daemon/main.c,$(DAEMON_SRCS))
-CTL_SRCS := tools/vrdmactl.c daemon/config.c
-UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
-HEADERS := $(wildcard include/*.h daemon/*.h)
+# ---- the daemon's subsystems ----
+# One folder each under daemon/, lowest first. A subsystem's files may
+# include their own headers, include/, and the headers of the subsystems it
+# USES, nothing else: each file is compiled with exactly those -I, so a file
+# that reaches across the rule does not build. (docs/architecture.md)
+SUBSYSTEMS := common roce engine vhost device port core
+USES_common :=
+USES_roce :=
+USES_engine := roce
+USES_vhost := common
+USES_device := common roce engine vhost
+USES_port := common roce engine vhost device
+USES_core := common roce engine vhost device port
+sub_inc = -Iinclude -Idaemon/$(1) $(addprefix -Idaemon/,$(USES_$(1)))
+# Tests and benches see every subsystem; the tools only what they link.
+ALL_INC := -Iinclude $(addprefix -Idaemon/,$(SUBSYSTEMS)) -Itools
+TOOL_INC := -Iinclude -Itools -Idaemon/common
 
+DAEMON_MAIN := daemon/core/main.c
+sub_srcs = $(filter-out $(DAEMON_MAIN),$(wildcard daemon/$(1)/*.c))
+CTL_SRCS := tools/vrdmactl.c
+UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
+
+# Objects in three flavours, each source compiled once per flavour: rel
+# (CFLAGS), asan (gcc, ASan+UBSan: tests and the daemon the integration tests
+# run), fuzz (clang, libFuzzer's instrumentation). Each subsystem is an
+# archive linked as a group into the daemon, the unit tests and the fuzzers.
+OBJ := $(BUILD)/obj
+objs = $(patsubst %.c,$(OBJ)/$(1)/%.o,$(2))
+sub_lib = $(OBJ)/$(1)/lib$(2).a
+daemon_libs = $(foreach s,$(SUBSYSTEMS),$(call sub_lib,$(1),$(s)))
+link_libs = -Wl,--start-group $(call daemon_libs,$(1)) -Wl,--end-group
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
-LIBVRDMA_SRCS := tools/libvrdma.c
-LIBVRDMA_HEADERS := tools/libvrdma.h include/virtio_rdma.h include/vhost_user.h
 FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
@@ -61,14 +86,13 @@ TOOL_PROGS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/vrdma-*.c))
 SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
-CODEC_SRCS := daemon/codec.c daemon/icrc.c daemon/opcode.c
-CODEC_HEADERS := daemon/codec.h daemon/icrc.h daemon/opcode.h include/roce_wire.h
 VECTORS := tests/vectors/roce-frames.txt
 FUZZ_SECONDS ?= 60
 FUZZ_DEVICE_SECONDS ?= 30
 FUZZ_STATE_SECONDS ?= 60
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
+.SECONDARY:
 .PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
@@ -111,29 +135,80 @@ LIBDIR_STAMP := $(BUILD)/libdir.stamp
 $(shell mkdir -p $(BUILD); [ "$$(cat $(LIBDIR_STAMP) 2>/dev/null)" = "$(LIBDIR)" ] || \
 	echo "$(LIBDIR)" > $(LIBDIR_STAMP))
 
-$(BUILD)/vrdmad: $(DAEMON_SRCS) $(HEADERS) $(LIBDIR_STAMP) | $(BUILD)
+# ---- compiling: one rule per flavour and kind of source; -MMD dependencies ----
+$(OBJ)/rel/daemon/%.o: daemon/%.c
 	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(CFLAGS) $(DEFS) $(pkg_cflags) \
+		$(call sub_inc,$(word 2,$(subst /, ,$<))) -MMD -MP -c $< -o $@
+$(OBJ)/asan/daemon/%.o: daemon/%.c
+	$(call say,CC-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(DEFS) $(pkg_cflags) \
+		$(call sub_inc,$(word 2,$(subst /, ,$<))) -MMD -MP -c $< -o $@
+$(OBJ)/fuzz/daemon/%.o: daemon/%.c
+	$(call say,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) $(DEFS) $(pkg_cflags) \
+		$(call sub_inc,$(word 2,$(subst /, ,$<))) -MMD -MP -c $< -o $@
 
-$(BUILD)/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)
+XDP_DEFAULT_DEF = -DVRDMA_XDP_OBJECT_DEFAULT='"$(LIBDIR)/vrdma_xdp.bpf.o"'
+TEST_DEFS = -DVRDMA_SRCDIR='"$(CURDIR)"' -DVRDMA_VECTORS='"$(CURDIR)/$(VECTORS)"' $(XDP_DEFAULT_DEF)
+cmocka_cflags = $(shell $(PKG_CONFIG) --cflags cmocka)
+$(OBJ)/rel/tests/%.o: tests/%.c
 	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(CTL_SRCS) -o $@ $(pkg_libs)
-
-$(BUILD)/asan/vrdmad: $(DAEMON_SRCS) $(HEADERS) $(LIBDIR_STAMP) | $(BUILD)/asan
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_DEFS) $(pkg_cflags) \
+		$(ALL_INC) -MMD -MP -c $< -o $@
+$(OBJ)/asan/tests/%.o: tests/%.c
 	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(DAEMON_SRCS) -o $@ $(pkg_libs)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(TEST_DEFS) $(pkg_cflags) \
+		$(cmocka_cflags) $(ALL_INC) -MMD -MP -c $< -o $@
+$(OBJ)/fuzz/tests/%.o: tests/%.c
+	$(call say,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) $(pkg_cflags) $(ALL_INC) -MMD -MP -c $< -o $@
 
-$(BUILD)/asan/vrdmactl: $(CTL_SRCS) $(HEADERS) | $(BUILD)/asan
+$(OBJ)/rel/tools/%.o: tools/%.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(TOOL_INC) -MMD -MP \
+		-c $< -o $@
+$(OBJ)/asan/tools/%.o: tools/%.c
 	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(CTL_SRCS) -o $@ $(pkg_libs)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(pkg_cflags) $(TOOL_INC) -MMD -MP \
+		-c $< -o $@
 
-# A unit test links the daemon's sources except main.c; the linker keeps
-# only what the test uses.
-$(BUILD)/asan/test_%: tests/unit/test_%.c $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)/asan
-	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DVRDMA_SRCDIR='"$(CURDIR)"' \
-		-DVRDMA_VECTORS='"$(CURDIR)/$(VECTORS)"' $(pkg_cflags) \
-		$$($(PKG_CONFIG) --cflags cmocka) $< $(DAEMON_LIB_SRCS) -o $@ \
+# The XDP object's default path is compiled into config.c (and the test of
+# its default) alone.
+CONFIG_OBJS := $(foreach f,rel asan fuzz,$(call objs,$(f),daemon/common/config.c))
+$(CONFIG_OBJS): DEFS = $(XDP_DEFAULT_DEF)
+$(CONFIG_OBJS) $(OBJ)/asan/tests/unit/test_config.o: $(LIBDIR_STAMP)
+
+define SUBSYSTEM_LIB
+$(call sub_lib,$(1),$(2)): $(call objs,$(1),$(call sub_srcs,$(2)))
+	$$(call say,AR,$$@)
+	$$(Q)rm -f $$@ && $(AR) rcs $$@ $$^
+endef
+$(foreach f,rel asan fuzz,$(foreach s,$(SUBSYSTEMS),$(eval $(call SUBSYSTEM_LIB,$(f),$(s)))))
+
+-include $(shell find $(OBJ) -name '*.d' 2> /dev/null)
+
+# ---- linking ----
+$(BUILD)/vrdmad: $(call objs,rel,$(DAEMON_MAIN)) $(call daemon_libs,rel)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(call link_libs,rel) -o $@ $(pkg_libs)
+
+$(BUILD)/asan/vrdmad: $(call objs,asan,$(DAEMON_MAIN)) $(call daemon_libs,asan)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ $(pkg_libs)
+
+$(BUILD)/vrdmactl: $(call objs,rel,$(CTL_SRCS)) $(call sub_lib,rel,common)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(pkg_libs)
+
+$(BUILD)/asan/vrdmactl: $(call objs,asan,$(CTL_SRCS)) $(call sub_lib,asan,common)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $(pkg_libs)
+
+# A unit test links the daemon's subsystems; the linker keeps what it uses.
+$(BUILD)/asan/test_%: $(OBJ)/asan/tests/unit/test_%.o $(call daemon_libs,asan)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ \
 		$(pkg_libs) $$($(PKG_CONFIG) --libs cmocka)
 
 $(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
@@ -141,35 +216,26 @@ $(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC) -c $< -o $@
 
 # The codec's command-line front end for the scapy and tshark checks.
-$(BUILD)/asan/roce_tool: tests/codec/roce_tool.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)/asan
-	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
+$(BUILD)/asan/roce_tool: $(OBJ)/asan/tests/codec/roce_tool.o $(call sub_lib,asan,roce)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal)
 
-$(BUILD)/fuzz_parse: tests/fuzz/fuzz_parse.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)
-	$(call say,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Idaemon \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$< $(CODEC_SRCS) -o $@ $$($(PKG_CONFIG) --libs libisal)
+# The fuzz targets: the packet parser, and the device's (vhost-user
+# messages, control commands, WQEs, and the whole device at once).
+$(BUILD)/fuzz_%: $(OBJ)/fuzz/tests/fuzz/fuzz_%.o $(call daemon_libs,fuzz)
+	$(call say,LD-FUZZ,$@)
+	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined $< $(call link_libs,fuzz) -o $@ \
+		$(pkg_libs)
 
-# The device's parsers: vhost-user messages, control commands, WQEs.
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_device.h $(DAEMON_LIB_SRCS) $(HEADERS) | $(BUILD)
-	$(call say,FUZZ,$@)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Idaemon \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(pkg_cflags) \
-		$< $(DAEMON_LIB_SRCS) -o $@ $(pkg_libs)
-
-$(BUILD)/codec_bench: tests/bench/codec_bench.c $(CODEC_SRCS) $(CODEC_HEADERS) | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(CODEC_SRCS) -o $@ \
-		$$($(PKG_CONFIG) --libs libisal) -lz
+$(BUILD)/codec_bench: $(OBJ)/rel/tests/bench/codec_bench.o $(call sub_lib,rel,roce)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal) -lz
 
 # Two transport engines over an in-memory wire, on one thread.
-ENGINE_SRCS := daemon/engine.c daemon/mr.c daemon/cq.c daemon/qp.c daemon/req.c daemon/resp.c \
-	daemon/comp.c
-$(BUILD)/engine_bench: tests/bench/engine_bench.c $(ENGINE_SRCS) $(CODEC_SRCS) $(HEADERS) | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< $(ENGINE_SRCS) $(CODEC_SRCS) -o $@ \
-		$$($(PKG_CONFIG) --libs libisal)
+$(BUILD)/engine_bench: $(OBJ)/rel/tests/bench/engine_bench.o $(call sub_lib,rel,engine) \
+		$(call sub_lib,rel,roce)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal)
 
 codec-interop: $(BUILD)/asan/roce_tool
 	$(Q)ROCE_TOOL=$(CURDIR)/$(BUILD)/asan/roce_tool VECTORS=$(CURDIR)/$(VECTORS) \
@@ -205,36 +271,35 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-$(BUILD)/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) $(wildcard tools/*.h) | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
+$(BUILD)/vrdma-%: $(OBJ)/rel/tools/vrdma-%.o $(OBJ)/rel/tools/libvrdma.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lm
 
-$(BUILD)/asan/vrdma-%: tools/vrdma-%.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) $(wildcard tools/*.h) | $(BUILD)/asan
-	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@ -lm
+$(BUILD)/asan/vrdma-%: $(OBJ)/asan/tools/vrdma-%.o $(OBJ)/asan/tools/libvrdma.o
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ -lm
 
 # Raw AF_XDP sender, receiver and ping-pong over the daemon's own port code:
 # the bench's baseline.
-XSK_RAW_SRCS := tests/bench/xsk_raw.c daemon/xdp_port.c daemon/config.c daemon/log.c
-$(BUILD)/xsk_raw: $(XSK_RAW_SRCS) $(HEADERS) | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $(pkg_cflags) $(XSK_RAW_SRCS) -o $@ $(pkg_libs)
+$(BUILD)/xsk_raw: $(OBJ)/rel/tests/bench/xsk_raw.o $(call daemon_libs,rel)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(call link_libs,rel) -o $@ $(pkg_libs)
 
 # libvrdma's end-to-end test program, against a running vrdmad.
-$(BUILD)/asan/vrdma_test: tests/integration/vrdma_test.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
-	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
+$(BUILD)/asan/vrdma_test: $(OBJ)/asan/tests/integration/vrdma_test.o $(OBJ)/asan/tools/libvrdma.o
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
 # A front end that attacks the daemon (issue 15), on libvrdma's code
 # compiled into it: the library itself has no such knob.
-$(BUILD)/asan/hostile: tests/integration/hostile.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)/asan
-	$(call say,CC-SAN,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itools $< -o $@
+$(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
 # A lossy link where the kernel has no sch_netem.
-$(BUILD)/impair: tests/integration/impair.c | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
+$(BUILD)/impair: $(OBJ)/rel/tests/integration/impair.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/asan/hostile \
 		$(BUILD)/impair
@@ -287,13 +352,13 @@ demo: deps
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/vrdma-pingpong \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf tests/demo.sh
 
-$(BUILD)/udp_blast: tests/bench/udp_blast.c | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
+$(BUILD)/udp_blast: $(OBJ)/rel/tests/bench/udp_blast.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(BUILD)/qp_mem: tests/bench/qp_mem.c $(LIBVRDMA_SRCS) $(LIBVRDMA_HEADERS) | $(BUILD)
-	$(call say,CC,$@)
-	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itools $< $(LIBVRDMA_SRCS) -o $@
+$(BUILD)/qp_mem: $(OBJ)/rel/tests/bench/qp_mem.o $(OBJ)/rel/tools/libvrdma.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench \

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * xsk_raw: the raw AF_XDP baseline for the benchmarks. It opens the port with
- * the daemon's own code (daemon/xdp_port.c: our XDP program, one XSK per RX
+ * the daemon's own code (daemon/port/xdp_port.c: our XDP program, one XSK per RX
  * queue, the same UMEM layout and ring sizes) and serves one IPv4 address, so
  * UDP 4791 frames to it reach our sockets exactly as they reach vrdmad; on
  * top of that there is no RDMA at all, only frame counting or echoing.
@@ -203,7 +203,7 @@ static bool frame_parse(const struct ctx *c, const uint8_t *f, uint32_t len,
 	return true;
 }
 
-/* ---- rings, as daemon/worker.c uses them ---- */
+/* ---- rings, as daemon/port/worker.c uses them ---- */
 
 typedef void (*frame_fn)(struct ctx *c, uint8_t *f, uint32_t len, void *arg);
 

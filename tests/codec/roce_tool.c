@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * roce_tool: the codec (daemon/codec.c) on the command line, for the scapy and
+ * roce_tool: the codec (daemon/roce/codec.c) on the command line, for the scapy and
  * tshark interop checks (tests/codec/run.sh).
  *
  *   roce_tool parse [--frag N]

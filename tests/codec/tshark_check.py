@@ -9,7 +9,7 @@ its ICRC against an independent implementation.
    and extension header fields, and the payload, must be what was built; no
    frame may be malformed.
 3. The ICRC of every frame is recomputed here with zlib.crc32 over the masked
-   pseudo-header (IBA A17.3.3, as daemon/icrc.h states it), written from the
+   pseudo-header (IBA A17.3.3, as daemon/roce/icrc.h states it), written from the
    spec, not from the codec: it must equal the frame's last 4 bytes read
    little-endian.
 4. `roce_tool parse` must accept every built frame and report what was built,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer target for the RoCEv2 parser (daemon/codec.c), `make fuzz`.
+ * libFuzzer target for the RoCEv2 parser (daemon/roce/codec.c), `make fuzz`.
  *
  * Input: control bytes, then the frame.
  *   byte 0: bits 0-1  fragments - 1 (1..4 buffers)

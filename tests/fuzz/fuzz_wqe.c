@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the WQE decoders (vdev_parse_send_wqe,
- * vdev_parse_recv_wqe in daemon/vdev.c), `make fuzz`.
+ * vdev_parse_recv_wqe in daemon/device/vdev.c), `make fuzz`.
  *
  * Input: three control bytes, then the WQE.
  *   byte 0: bits 0-1  QP type: 2 + (bits % 3), so RC, UC or UD

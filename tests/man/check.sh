@@ -3,7 +3,7 @@
 # what its program really accepts:
 #   - every flag the program's usage text (-h) prints,
 #   - vrdmactl's commands and vrdma-perf's tests,
-#   - every config key of daemon/config.c, under its section, with the ranges
+#   - every config key of daemon/common/config.c, under its section, with the ranges
 #     ("An integer from A to B") and value lists ("key = a|b|c") that vrdmad
 #     --check-config enforces; the EXAMPLE configuration passes it too;
 #   - the standard sections, a .TH that names the page and vrdmad's version,
@@ -21,7 +21,7 @@ VRDMACTL=$(abs "${VRDMACTL:-$ROOT/build/vrdmactl}")
 VRDMA_PINGPONG=$(abs "${VRDMA_PINGPONG:-$ROOT/build/vrdma-pingpong}")
 VRDMA_PERF=$(abs "${VRDMA_PERF:-$ROOT/build/vrdma-perf}")
 MAN=$ROOT/man
-CONFIG_C=$ROOT/daemon/config.c
+CONFIG_C=$ROOT/daemon/common/config.c
 PAGES="vrdmad.8 vrdmad.conf.5 vrdmactl.8 vrdma-pingpong.1 vrdma-perf.1"
 
 if ! command -v groff > /dev/null; then
@@ -192,7 +192,7 @@ tests_documented() {
 }
 check "vrdma-perf.1 documents every TEST of vrdma-perf -h" tests_documented
 
-# ---- vrdmad.conf.5 against daemon/config.c ----
+# ---- vrdmad.conf.5 against daemon/common/config.c ----
 
 # The keys of a section, from config.c's key_desc table (daemon_keys, ...).
 config_keys() {	# daemon|port|vm

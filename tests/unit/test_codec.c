@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the RoCEv2 codec: daemon/codec.c (build, parse, drop
- * reasons), daemon/icrc.c, daemon/opcode.c and the wire accessors in
+ * Unit tests for the RoCEv2 codec: daemon/roce/codec.c (build, parse, drop
+ * reasons), daemon/roce/icrc.c, daemon/roce/opcode.c and the wire accessors in
  * include/roce_wire.h. Every test is deterministic (fixed-seed xorshift).
  *
  *  1. golden frames (tests/vectors/roce-frames.txt): every field against

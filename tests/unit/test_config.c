@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests for daemon/config.c. */
+/* Unit tests for daemon/common/config.c. */
 #include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>

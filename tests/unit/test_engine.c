@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the transport engine's verbs objects (daemon/engine.h) and
- * the PSN arithmetic (daemon/psn.h), written from the specification (the
+ * Unit tests for the transport engine's verbs objects (daemon/engine/engine.h) and
+ * the PSN arithmetic (daemon/roce/psn.h), written from the specification (the
  * header, ibverbs and the kernel's ib_modify_qp_is_ok), not from the
  * implementation. Every test is deterministic (fixed seeds), but for the
  * values of keys and QP numbers, which are random by design.

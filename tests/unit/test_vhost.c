@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for the vhost-user back-end (daemon/vhost_backend.c), guest
- * memory (daemon/guest_mem.c) and virtqueue validation (daemon/virtq.c), seen
- * through a whole device (daemon/vdev.c): every refused message or virtqueue
+ * Unit tests for the vhost-user back-end (daemon/vhost/vhost_backend.c), guest
+ * memory (daemon/vhost/guest_mem.c) and virtqueue validation (daemon/vhost/virtq.c), seen
+ * through a whole device (daemon/device/vdev.c): every refused message or virtqueue
  * violation must leave a clear error, keep the process alive, and leave a
  * second device with its own memory working.
  */

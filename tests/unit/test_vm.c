@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Unit tests for daemon/vm.c: slots, the GID index, the link-local rule,
+/* Unit tests for daemon/common/vm.c: slots, the GID index, the link-local rule,
  * and what vm_table_check refuses. */
 #include <errno.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Unit tests for daemon/vm_server.c's socket setup: the owner and mode of a
+ * Unit tests for daemon/core/vm_server.c's socket setup: the owner and mode of a
  * VM's socket are set on the socket vrdmad bound, never through a symlink or
  * other file someone put at its path (issue 15). bind() is wrapped so that
  * the test can do what an attacker with write access to the socket's

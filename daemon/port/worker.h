@@ -91,7 +91,7 @@ struct worker {
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop */
 	/* vrdmactl capture: while capture_on, each frame received, sent or looped
 	 * back is copied into capture (the worker produces, the control thread
-	 * consumes; daemon/capture.c). */
+	 * consumes; daemon/core/capture.c). */
 	_Atomic int capture_on;
 	struct frame_ring capture;
 	uint8_t tx_buf[WORKER_MAX_FRAME];
