@@ -61,7 +61,7 @@ USES_core := common roce engine vhost device port
 sub_inc = -Iinclude -Idaemon/$(1) $(addprefix -Idaemon/,$(USES_$(1)))
 # Tests and benches see every subsystem; the tools only what they link.
 ALL_INC := -Iinclude $(addprefix -Idaemon/,$(SUBSYSTEMS)) -Itools
-TOOL_INC := -Iinclude -Itools -Idaemon/common
+TOOL_INC := -Iinclude -Itools
 
 DAEMON_MAIN := daemon/core/main.c
 sub_srcs = $(filter-out $(DAEMON_MAIN),$(wildcard daemon/$(1)/*.c))
@@ -197,11 +197,11 @@ $(BUILD)/asan/vrdmad: $(call objs,asan,$(DAEMON_MAIN)) $(call daemon_libs,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ $(pkg_libs)
 
-$(BUILD)/vrdmactl: $(call objs,rel,$(CTL_SRCS)) $(call sub_lib,rel,common)
+$(BUILD)/vrdmactl: $(call objs,rel,$(CTL_SRCS))
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(pkg_libs)
 
-$(BUILD)/asan/vrdmactl: $(call objs,asan,$(CTL_SRCS)) $(call sub_lib,asan,common)
+$(BUILD)/asan/vrdmactl: $(call objs,asan,$(CTL_SRCS))
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $(pkg_libs)
 
@@ -216,7 +216,8 @@ $(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC) -c $< -o $@
 
 # The codec's command-line front end for the scapy and tshark checks.
-$(BUILD)/asan/roce_tool: $(OBJ)/asan/tests/codec/roce_tool.o $(call sub_lib,asan,roce)
+$(BUILD)/asan/roce_tool: $(OBJ)/asan/tests/codec/roce_tool.o $(call sub_lib,asan,roce) \
+		$(call sub_lib,asan,common)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal)
 

@@ -11,7 +11,6 @@
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -140,6 +139,18 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
+static char *trim(char *s)
+{
+	char *end;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s + strlen(s);
+	while (end > s && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return s;
+}
+
 static bool is_abs_path(const char *s)
 {
 	return s[0] == '/';
@@ -174,52 +185,20 @@ static bool vm_name_valid(const char *s)
 	return true;
 }
 
-static int lookup(const char *const *names, size_t n, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(names[i], s))
-			return (int)i;
-	return -1;
-}
-
-/* Why an address cannot be a unicast RoCE GID, or NULL if it can. */
-static const char *gid_unusable(const struct vrdma_gid *g)
-{
-	static const uint8_t zero[16];
-	const uint8_t *r = g->raw;
-
-	if (vrdma_gid_is_v4mapped(g)) {
-		if (!memcmp(r + 12, zero, 4))
-			return "the unspecified address";
-		if (r[12] == 0)
-			return "in 0.0.0.0/8, which is not a host's address";
-		if (r[12] == 127)
-			return "a loopback address";
-		if ((r[12] & 0xf0) == 0xe0)
-			return "a multicast address";
-		if (r[12] == 255 && r[13] == 255 && r[14] == 255 && r[15] == 255)
-			return "the broadcast address";
-		if ((r[12] & 0xf0) == 0xf0)
-			return "in the reserved 240.0.0.0/4";
-		return NULL;
-	}
-	if (r[0] == 0xff)
-		return "a multicast address";
-	if (!memcmp(r, zero, 15) && r[15] <= 1)	/* :: and ::1 */
-		return r[15] ? "a loopback address" : "the unspecified address";
-	return NULL;
-}
-
 /* ---- [daemon] ---- */
+
+/* Every integer key: one message. */
+static int set_uint(struct parser *p, const char *key, unsigned long min, unsigned long max,
+		    unsigned int *dst, const char *v)
+{
+	if (parse_uint(v, min, max, dst))
+		return perr(p, p->line, "%s must be an integer from %lu to %lu", key, min, max);
+	return 0;
+}
 
 static int set_workers(struct parser *p, const char *v)
 {
-	if (parse_uint(v, 1, VRDMA_CONF_MAX_WORKERS, &p->cfg->workers))
-		return perr(p, p->line, "workers must be an integer from 1 to %d",
-			    VRDMA_CONF_MAX_WORKERS);
-	return 0;
+	return set_uint(p, "workers", 1, VRDMA_CONF_MAX_WORKERS, &p->cfg->workers, v);
 }
 
 static int set_socket_path(struct parser *p, const char *key, char *dst,
@@ -240,29 +219,17 @@ static int set_control_socket(struct parser *p, const char *v)
 			       sizeof(p->cfg->control_socket), v);
 }
 
-static const char *const log_level_names[] = {
-	"error", "warning", "info", "debug",
-};
-static const enum vrdma_log_level log_level_values[] = {
-	VRDMA_LOG_ERROR, VRDMA_LOG_WARNING, VRDMA_LOG_INFO, VRDMA_LOG_DEBUG,
-};
-
 static int set_log_level(struct parser *p, const char *v)
 {
-	int i = lookup(log_level_names, ARRAY_SIZE(log_level_names), v);
-
-	if (i < 0)
+	if (vrdma_log_level_parse(&p->cfg->log_level, v))
 		return perr(p, p->line,
 			    "log_level must be one of error, warning, info, debug");
-	p->cfg->log_level = log_level_values[i];
 	return 0;
 }
 
 static int set_idle_spin(struct parser *p, const char *v)
 {
-	if (parse_uint(v, 0, 1000000, &p->cfg->idle_spin_us))
-		return perr(p, p->line, "idle_spin_us must be an integer from 0 to 1000000");
-	return 0;
+	return set_uint(p, "idle_spin_us", 0, 1000000, &p->cfg->idle_spin_us, v);
 }
 
 static const struct key_desc daemon_keys[] = {
@@ -283,37 +250,24 @@ static int set_interface(struct parser *p, const char *v)
 	return 0;
 }
 
-/* Indexed by enum vrdma_xdp_mode / enum vrdma_zerocopy. */
-static const char *const xdp_mode_names[] = { "auto", "native", "skb" };
-static const char *const zerocopy_names[] = { "auto", "on", "off" };
-
 static int set_xdp_mode(struct parser *p, const char *v)
 {
-	int i = lookup(xdp_mode_names, ARRAY_SIZE(xdp_mode_names), v);
-
-	if (i < 0)
+	if (vrdma_xdp_mode_parse(&p->cfg->xdp_mode, v))
 		return perr(p, p->line,
 			    "xdp_mode must be one of auto, native, skb");
-	p->cfg->xdp_mode = (enum vrdma_xdp_mode)i;
 	return 0;
 }
 
 static int set_zerocopy(struct parser *p, const char *v)
 {
-	int i = lookup(zerocopy_names, ARRAY_SIZE(zerocopy_names), v);
-
-	if (i < 0)
+	if (vrdma_zerocopy_parse(&p->cfg->zerocopy, v))
 		return perr(p, p->line, "zerocopy must be one of auto, on, off");
-	p->cfg->zerocopy = (enum vrdma_zerocopy)i;
 	return 0;
 }
 
 static int set_queues(struct parser *p, const char *v)
 {
-	if (parse_uint(v, 0, VRDMA_CONF_MAX_WORKERS, &p->cfg->queues))
-		return perr(p, p->line, "queues must be an integer from 0 to %d",
-			    VRDMA_CONF_MAX_WORKERS);
-	return 0;
+	return set_uint(p, "queues", 0, VRDMA_CONF_MAX_WORKERS, &p->cfg->queues, v);
 }
 
 static int set_xdp_object(struct parser *p, const char *v)
@@ -373,7 +327,7 @@ static int add_gid(struct parser *p, const char *item)
 	if (vrdma_gid_parse(&g, item))
 		return perr(p, p->line,
 			    "gid '%s' is not an IPv4 or IPv6 address", item);
-	why = gid_unusable(&g);
+	why = vrdma_gid_unusable(&g);
 	if (why)
 		return perr(p, p->line, "gid '%s' cannot be used: it is %s", item, why);
 	owner = gid_owner(p, &g);
@@ -393,7 +347,7 @@ static int add_gid(struct parser *p, const char *item)
  * line holds only about four IPv6 addresses). */
 static int set_vm_gid(struct parser *p, const char *v)
 {
-	char *buf, *item, *next, *end;
+	char *buf, *item, *next;
 	int ret = 0;
 
 	/* copied because we cut it up; add-vm values are not line-bounded */
@@ -404,12 +358,7 @@ static int set_vm_gid(struct parser *p, const char *v)
 		next = strchr(item, ',');
 		if (next)
 			*next++ = '\0';
-		while (isspace((unsigned char)*item))
-			item++;
-		end = item + strlen(item);
-		while (end > item && isspace((unsigned char)end[-1]))
-			*--end = '\0';
-		ret = add_gid(p, item);
+		ret = add_gid(p, trim(item));
 		if (ret)
 			break;
 	}
@@ -434,38 +383,25 @@ static int set_vm_mac(struct parser *p, const char *v)
 	return 0;
 }
 
-static int set_vm_queues(struct parser *p, const char *key, unsigned int *dst, const char *v)
-{
-	if (parse_uint(v, 1, VRDMA_CONF_MAX_QUEUES, dst))
-		return perr(p, p->line, "%s must be an integer from 1 to %d", key,
-			    VRDMA_CONF_MAX_QUEUES);
-	return 0;
-}
-
 static int set_vm_max_cq(struct parser *p, const char *v)
 {
-	return set_vm_queues(p, "max_cq", &cur_vm(p)->max_cq, v);
+	return set_uint(p, "max_cq", 1, VRDMA_CONF_MAX_QUEUES, &cur_vm(p)->max_cq, v);
 }
 
 static int set_vm_max_qp(struct parser *p, const char *v)
 {
-	return set_vm_queues(p, "max_qp", &cur_vm(p)->max_qp, v);
+	return set_uint(p, "max_qp", 1, VRDMA_CONF_MAX_QUEUES, &cur_vm(p)->max_qp, v);
 }
 
 static int set_vm_max_mr(struct parser *p, const char *v)
 {
-	if (parse_uint(v, 1, VRDMA_CONF_MAX_MR, &cur_vm(p)->max_mr))
-		return perr(p, p->line, "max_mr must be an integer from 1 to %d",
-			    VRDMA_CONF_MAX_MR);
-	return 0;
+	return set_uint(p, "max_mr", 1, VRDMA_CONF_MAX_MR, &cur_vm(p)->max_mr, v);
 }
 
 static int set_vm_max_mr_pages(struct parser *p, const char *v)
 {
-	if (parse_uint(v, 1, VRDMA_CONF_MAX_MR_PAGES, &cur_vm(p)->max_mr_pages))
-		return perr(p, p->line, "max_mr_pages must be an integer from 1 to %u",
-			    VRDMA_CONF_MAX_MR_PAGES);
-	return 0;
+	return set_uint(p, "max_mr_pages", 1, VRDMA_CONF_MAX_MR_PAGES, &cur_vm(p)->max_mr_pages,
+			v);
 }
 
 /* A user or group: a name as useradd accepts it, or a number. Whether it
@@ -526,6 +462,28 @@ static const struct key_desc vm_keys[] = {
 	{ "socket_group", set_vm_group },
 	{ "socket_mode", set_vm_mode },
 };
+
+/* Indexed by enum section. */
+static const struct section_desc {
+	const char *name;
+	const struct key_desc *keys;
+	size_t n_keys;
+} sections[] = {
+	[SEC_DAEMON] = { "daemon", daemon_keys, ARRAY_SIZE(daemon_keys) },
+	[SEC_PORT] = { "port", port_keys, ARRAY_SIZE(port_keys) },
+	[SEC_VM] = { "vm", vm_keys, ARRAY_SIZE(vm_keys) },
+};
+
+/* The index of the key called name, or n. */
+static size_t find_key(const struct key_desc *keys, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(keys[i].name, name))
+			break;
+	return i;
+}
 
 /* ---- sections (seen by the reader) ---- */
 
@@ -635,18 +593,6 @@ static void strip_comment(char *s)
 	}
 }
 
-static char *trim(char *s)
-{
-	char *end;
-
-	while (isspace((unsigned char)*s))
-		s++;
-	end = s + strlen(s);
-	while (end > s && isspace((unsigned char)end[-1]))
-		*--end = '\0';
-	return s;
-}
-
 static char *conf_reader(char *str, int num, void *stream)
 {
 	struct parser *p = stream;
@@ -707,10 +653,10 @@ static int conf_handler(void *user, const char *section, const char *key,
 			const char *value)
 {
 	struct parser *p = user;
-	const struct key_desc *keys;
+	const struct section_desc *sec;
 	unsigned int *key_line;
 	char label[sizeof("[vm ]") + VRDMA_CONF_NAME_MAX];
-	size_t n, i;
+	size_t i;
 
 	/* inih cuts section names to 49 bytes; the reader knows better */
 	(void)section;
@@ -722,35 +668,20 @@ static int conf_handler(void *user, const char *section, const char *key,
 		return 0;
 	}
 
-	switch (p->sec) {
-	case SEC_DAEMON:
-		keys = daemon_keys;
-		n = ARRAY_SIZE(daemon_keys);
-		key_line = p->daemon_line;
-		snprintf(label, sizeof(label), "[daemon]");
-		break;
-	case SEC_PORT:
-		keys = port_keys;
-		n = ARRAY_SIZE(port_keys);
-		key_line = p->port_line;
-		snprintf(label, sizeof(label), "[port]");
-		break;
-	case SEC_VM:
-		keys = vm_keys;
-		n = ARRAY_SIZE(vm_keys);
-		key_line = p->vm_state[p->vm].key_line;
-		snprintf(label, sizeof(label), "[vm %s]", cur_vm(p)->name);
-		break;
-	case SEC_NONE:
-	default:
+	if (p->sec == SEC_NONE) {
 		perr(p, p->line, "key '%s' outside a section", key);
 		return 0;
 	}
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(keys[i].name, key))
-			break;
-	if (i == n) {
+	sec = &sections[p->sec];
+	if (p->sec == SEC_VM) {
+		key_line = p->vm_state[p->vm].key_line;
+		snprintf(label, sizeof(label), "[vm %s]", cur_vm(p)->name);
+	} else {
+		key_line = p->sec == SEC_DAEMON ? p->daemon_line : p->port_line;
+		snprintf(label, sizeof(label), "[%s]", sec->name);
+	}
+	i = find_key(sec->keys, sec->n_keys, key);
+	if (i == sec->n_keys) {
 		perr(p, p->line, "unknown key '%s' in %s", key, label);
 		return 0;
 	}
@@ -765,7 +696,7 @@ static int conf_handler(void *user, const char *section, const char *key,
 		perr(p, p->line, "empty value for '%s'", key);
 		return 0;
 	}
-	return keys[i].set(p, value) == 0;
+	return sec->keys[i].set(p, value) == 0;
 }
 
 /* What a VM needs whole, whether from the file or from add-vm. */
@@ -882,9 +813,7 @@ int vrdma_vm_config_from_keys(struct vrdma_vm_config *vc, const char *name,
 	if (add_vm(&p, name))
 		goto free_vms;
 	for (i = 0; i < n && !p.rc; i++) {
-		for (k = 0; k < ARRAY_SIZE(vm_keys); k++)
-			if (!strcmp(vm_keys[k].name, kv[i][0]))
-				break;
+		k = find_key(vm_keys, ARRAY_SIZE(vm_keys), kv[i][0]);
 		if (k == ARRAY_SIZE(vm_keys)) {
 			perr(&p, 0, "unknown key '%s' for a vm", kv[i][0]);
 			break;
@@ -989,106 +918,4 @@ void vrdma_config_free(struct vrdma_config *cfg)
 	free(cfg->vms);
 	cfg->vms = NULL;
 	cfg->n_vms = 0;
-}
-
-/* ---- helpers shared with vrdmactl ---- */
-
-int vrdma_gid_parse(struct vrdma_gid *gid, const char *text)
-{
-	struct in_addr a4;
-	struct in6_addr a6;
-
-	if (inet_pton(AF_INET, text, &a4) == 1) {
-		memset(gid->raw, 0, 10);
-		gid->raw[10] = 0xff;
-		gid->raw[11] = 0xff;
-		memcpy(gid->raw + 12, &a4, 4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, text, &a6) == 1) {
-		memcpy(gid->raw, &a6, 16);
-		return 0;
-	}
-	return -EINVAL;
-}
-
-bool vrdma_gid_is_v4mapped(const struct vrdma_gid *gid)
-{
-	static const uint8_t prefix[12] = {
-		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-	};
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
-}
-
-void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len)
-{
-	const char *r;
-
-	if (!len)
-		return;
-	if (vrdma_gid_is_v4mapped(gid))
-		r = inet_ntop(AF_INET, gid->raw + 12, buf, (socklen_t)len);
-	else
-		r = inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len);
-	if (!r)
-		buf[0] = '\0';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-int vrdma_mac_parse(uint8_t mac[6], const char *text)
-{
-	uint8_t tmp[6];
-	int i, hi, lo;
-
-	for (i = 0; i < 6; i++) {
-		const char *s = text + i * 3;
-
-		/* short-circuit keeps us from reading past the NUL */
-		hi = hexval(s[0]);
-		if (hi < 0)
-			return -EINVAL;
-		lo = hexval(s[1]);
-		if (lo < 0)
-			return -EINVAL;
-		if (s[2] != (i < 5 ? ':' : '\0'))
-			return -EINVAL;
-		tmp[i] = (uint8_t)(hi << 4 | lo);
-	}
-	memcpy(mac, tmp, sizeof(tmp));
-	return 0;
-}
-
-const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m)
-{
-	if ((unsigned int)m < ARRAY_SIZE(xdp_mode_names))
-		return xdp_mode_names[m];
-	return "unknown";
-}
-
-const char *vrdma_zerocopy_name(enum vrdma_zerocopy z)
-{
-	if ((unsigned int)z < ARRAY_SIZE(zerocopy_names))
-		return zerocopy_names[z];
-	return "unknown";
-}
-
-const char *vrdma_log_level_name(enum vrdma_log_level l)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(log_level_values); i++)
-		if (log_level_values[i] == l)
-			return log_level_names[i];
-	return "unknown";
 }

@@ -4,10 +4,11 @@
 #define VRDMAD_CONFIG_H
 
 #include <net/if.h>
-#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "addr.h"
 
 #define VRDMA_CONF_DEFAULT_PATH "/etc/vrdmad.conf"
 #define VRDMA_CONF_DEFAULT_CONTROL "/run/vrdmad/control.sock"
@@ -37,11 +38,6 @@ enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes
 
 enum vrdma_xdp_mode { VRDMA_XDP_AUTO, VRDMA_XDP_NATIVE, VRDMA_XDP_SKB };
 enum vrdma_zerocopy { VRDMA_ZC_AUTO, VRDMA_ZC_ON, VRDMA_ZC_OFF };
-
-/* A GID as RoCEv2 carries it: an IPv6 address, IPv4 as ::ffff:a.b.c.d. */
-struct vrdma_gid {
-	uint8_t raw[16];
-};
 
 struct vrdma_vm_config {
 	char name[VRDMA_CONF_NAME_MAX + 1];
@@ -93,12 +89,10 @@ int vrdma_vm_config_from_keys(struct vrdma_vm_config *vc, const char *name,
 /* Same VM, same settings (the line it was found on does not count). */
 bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_vm_config *b);
 
-/* Helpers shared with vrdmactl and the control socket. */
-int vrdma_gid_parse(struct vrdma_gid *gid, const char *text);
-void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len); /* len >= INET6_ADDRSTRLEN */
-bool vrdma_gid_is_v4mapped(const struct vrdma_gid *gid);
-int vrdma_mac_parse(uint8_t mac[6], const char *text);
-
+/* The enums by the names the file uses: 0, or -EINVAL for none of them. */
+int vrdma_log_level_parse(enum vrdma_log_level *l, const char *s);
+int vrdma_xdp_mode_parse(enum vrdma_xdp_mode *m, const char *s);
+int vrdma_zerocopy_parse(enum vrdma_zerocopy *z, const char *s);
 const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m);
 const char *vrdma_zerocopy_name(enum vrdma_zerocopy z);
 const char *vrdma_log_level_name(enum vrdma_log_level l);

@@ -11,21 +11,6 @@ static int gid_cmp(const void *a, const void *b)
 	return memcmp(a, b, sizeof(struct vrdma_gid));
 }
 
-void vm_link_local_gid(const uint8_t mac[6], struct vrdma_gid *g)
-{
-	static const uint8_t prefix[8] = { 0xfe, 0x80 };
-
-	memcpy(g->raw, prefix, 8);
-	g->raw[8] = mac[0] ^ 2;		/* EUI-64, universal/local bit flipped */
-	g->raw[9] = mac[1];
-	g->raw[10] = mac[2];
-	g->raw[11] = 0xff;
-	g->raw[12] = 0xfe;
-	g->raw[13] = mac[3];
-	g->raw[14] = mac[4];
-	g->raw[15] = mac[5];
-}
-
 int vm_table_init(struct vm_table *t)
 {
 	unsigned int i;

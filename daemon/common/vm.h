@@ -40,8 +40,6 @@ struct vm_table {
 
 int vm_table_init(struct vm_table *t);
 void vm_table_free(struct vm_table *t);
-/* fe80::/64 with the EUI-64 of mac (RFC 4291 appendix A). */
-void vm_link_local_gid(const uint8_t mac[6], struct vrdma_gid *gid);
 /* The VM serving gid, or NULL. */
 const struct vm *vm_table_find_gid(const struct vm_table *t, const struct vrdma_gid *gid);
 struct vm *vm_table_find_name(struct vm_table *t, const char *name);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addr.h"
 #include "codec.h"
 
 #define FIRST_FRAG	128	/* --frag: bytes in the first buffer (headers <= 106) */
@@ -92,36 +93,19 @@ static void print_ext(FILE *f, const struct roce_opcode_info *op, const struct r
 
 /* ---- parse ---- */
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode hex into a fresh malloc'ed buffer of exactly the frame's size. */
 static uint8_t *unhex(const char *s, size_t n, uint32_t *len)
 {
 	uint8_t *p;
-	size_t i;
 
 	if (!n || n % 2 || n / 2 > MAX_FRAME)
 		return NULL;
 	p = malloc(n / 2);
 	if (!p)
 		die("out of memory");
-	for (i = 0; i < n / 2; i++) {
-		int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			free(p);
-			return NULL;
-		}
-		p[i] = (uint8_t)(hi << 4 | lo);
+	if (vrdma_unhex(p, s, n / 2)) {
+		free(p);
+		return NULL;
 	}
 	*len = (uint32_t)(n / 2);
 	return p;

@@ -39,6 +39,7 @@
 
 #include <cmocka.h>
 
+#include "addr.h"
 #include "codec.h"
 #include "icrc.h"
 #include "opcode.h"
@@ -346,17 +347,6 @@ struct vector {
 static struct vector vectors[8];
 static unsigned int nvectors;
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void load_vectors(void)
 {
 	FILE *fp;
@@ -370,7 +360,7 @@ static void load_vectors(void)
 		fail_msg("cannot open %s", VRDMA_VECTORS);
 	while (getline(&line, &cap, fp) > 0) {
 		struct vector *v;
-		size_t i, n;
+		size_t n;
 
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
@@ -381,12 +371,7 @@ static void load_vectors(void)
 		assert_true(nvectors < ARRAY_SIZE(vectors));
 		v = &vectors[nvectors++];
 		snprintf(v->name, sizeof(v->name), "%s", name);
-		for (i = 0; i < n / 2; i++) {
-			int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-			assert_true(hi >= 0 && lo >= 0);
-			v->b[i] = (uint8_t)(hi << 4 | lo);
-		}
+		assert_int_equal(vrdma_unhex(v->b, hex, n / 2), 0);
 		v->len = (uint32_t)(n / 2);
 		free(hex);
 	}
