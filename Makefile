@@ -211,7 +211,7 @@ $(BUILD)/asan/test_%: $(OBJ)/asan/tests/unit/test_%.o $(call daemon_libs,asan)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ \
 		$(pkg_libs) $$($(PKG_CONFIG) --libs cmocka)
 
-$(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h | $(BUILD)
+$(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h include/roce_defs.h | $(BUILD)
 	$(call say,BPF,$@)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf -Iinclude -I$(ARCH_INC) -c $< -o $@
 

@@ -26,7 +26,7 @@ struct vlan_hdr {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, VRDMA_XDP_MAX_GIDS);
-	__type(key, struct vrdma_gid_key);
+	__type(key, struct vrdma_gid);
 	__type(value, struct vrdma_gid_val);
 } vrdma_gids SEC(".maps");
 
@@ -59,7 +59,7 @@ int vrdma_xdp(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
-	struct vrdma_gid_key key = {};
+	struct vrdma_gid key = {};
 	struct udphdr *udp;
 	__u16 proto;
 	void *l3;
@@ -91,9 +91,8 @@ int vrdma_xdp(struct xdp_md *ctx)
 		if (ip->frag_off & bpf_htons(0x3fff))	/* MF or an offset */
 			return count(VRDMA_XDP_IP_FRAGMENT, XDP_PASS);
 		udp = l3 + ihl;
-		key.gid[10] = 0xff;
-		key.gid[11] = 0xff;
-		__builtin_memcpy(&key.gid[12], &ip->daddr, 4);
+		key = (struct vrdma_gid){ .raw = ROCE_GID_V4MAPPED_PREFIX };
+		__builtin_memcpy(&key.raw[ROCE_GID_V4MAPPED_LEN], &ip->daddr, 4);
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = l3;
 
@@ -103,14 +102,14 @@ int vrdma_xdp(struct xdp_md *ctx)
 		if (ip6->nexthdr != IPPROTO_UDP)
 			return count(VRDMA_XDP_PASSED, XDP_PASS);
 		udp = (void *)(ip6 + 1);
-		__builtin_memcpy(key.gid, &ip6->daddr, 16);
+		__builtin_memcpy(key.raw, &ip6->daddr, 16);
 	} else {
 		return count(VRDMA_XDP_PASSED, XDP_PASS);
 	}
 
 	if ((void *)(udp + 1) > end)
 		return count(VRDMA_XDP_MALFORMED, XDP_PASS);
-	if (udp->dest != bpf_htons(VRDMA_ROCE_UDP_PORT))
+	if (udp->dest != bpf_htons(ROCE_UDP_PORT))
 		return count(VRDMA_XDP_PASSED, XDP_PASS);
 	if (!bpf_map_lookup_elem(&vrdma_gids, &key))
 		return count(VRDMA_XDP_PASSED, XDP_PASS);

@@ -10,10 +10,12 @@
 #ifndef ROCE_WIRE_H
 #define ROCE_WIRE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
-#define ROCE_UDP_PORT		4791
+#include "roce_defs.h"
+
 #define ETH_TYPE_IPV4		0x0800
 #define ETH_TYPE_IPV6		0x86dd
 #define ETH_TYPE_VLAN		0x8100
@@ -48,8 +50,6 @@ _Static_assert(sizeof(struct ieth) == 4, "ieth");
 
 #define ROCE_ICRC_LEN		4
 #define ROCE_CNP_RESERVED	16	/* zero bytes after a CNP's BTH (A17.9.3) */
-#define ROCE_PSN_MASK		0xffffffu
-#define ROCE_QPN_MASK		0xffffffu
 
 /* Byte-order helpers on unaligned bytes. */
 static inline uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
@@ -139,5 +139,22 @@ static inline uint32_t immdt_get(const struct immdt *h) { uint32_t v; memcpy(&v,
 static inline void immdt_set(struct immdt *h, uint32_t be_imm) { memcpy(h->b, &be_imm, 4); }
 static inline uint32_t ieth_rkey(const struct ieth *h) { return get32(h->b); }
 static inline void ieth_set(struct ieth *h, uint32_t rkey) { put32(h->b, rkey); }
+
+/* GIDs: IPv4 as ::ffff:a.b.c.d (roce_defs.h). */
+static inline bool roce_gid_is_v4(const uint8_t gid[16])
+{
+	static const uint8_t prefix[ROCE_GID_V4MAPPED_LEN] = ROCE_GID_V4MAPPED_PREFIX;
+
+	return !memcmp(gid, prefix, sizeof(prefix));
+}
+
+/* The GID of an IPv4 address (4 bytes, network order). */
+static inline void roce_gid_from_v4(uint8_t gid[16], const void *a4)
+{
+	static const uint8_t prefix[ROCE_GID_V4MAPPED_LEN] = ROCE_GID_V4MAPPED_PREFIX;
+
+	memcpy(gid, prefix, sizeof(prefix));
+	memcpy(gid + ROCE_GID_V4MAPPED_LEN, a4, 4);
+}
 
 #endif

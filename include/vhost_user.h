@@ -59,6 +59,15 @@ enum vhost_user_request {
 #define VHOST_USER_PROTOCOL_F_RESET_DEVICE	13
 #define VHOST_USER_PROTOCOL_F_STATUS		16
 
+/* What vrdmad's back end offers, and all that libvrdma's front end asks for. */
+#define VU_FEATURES ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_INDIRECT_DESC) | \
+		     (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
+#define VU_PROTOCOL_FEATURES ((1ull << VHOST_USER_PROTOCOL_F_MQ) |		\
+			      (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) |	\
+			      (1ull << VHOST_USER_PROTOCOL_F_CONFIG) |		\
+			      (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) |	\
+			      (1ull << VHOST_USER_PROTOCOL_F_STATUS))
+
 #define VHOST_USER_MAX_FDS		8	/* per message, as QEMU */
 #define VHOST_USER_MEM_REGIONS		8
 #define VHOST_USER_MAX_CONFIG_SIZE	256

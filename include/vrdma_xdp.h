@@ -9,7 +9,7 @@
 
 #include <linux/types.h>
 
-#define VRDMA_ROCE_UDP_PORT	4791	/* RoCEv2, IBA Annex A17 */
+#include "roce_defs.h"	/* ROCE_UDP_PORT, struct vrdma_gid: the map's key */
 
 #define VRDMA_XDP_PROG_NAME	"vrdma_xdp"	/* the program's function name */
 #define VRDMA_XDP_MAP_GIDS	"vrdma_gids"
@@ -19,10 +19,7 @@
 #define VRDMA_XDP_MAX_GIDS	4096	/* served GIDs over all VMs */
 #define VRDMA_XDP_MAX_QUEUES	64	/* XSKMAP slots = RX queue index */
 
-/* vrdma_gids key: the destination IP as a RoCEv2 GID, IPv4 as ::ffff:a.b.c.d. */
-struct vrdma_gid_key {
-	__u8 gid[16];
-};
+/* vrdma_gids key: the destination IP as a struct vrdma_gid (roce_defs.h). */
 
 /* vrdma_gids value: which VM serves the GID (the daemon's VM id). */
 struct vrdma_gid_val {

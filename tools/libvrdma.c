@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "libvrdma.h"
+#include "roce_wire.h"
 #include "vhost_user.h"
 
 /* The ABI is little-endian and the structures are used as they are. */
@@ -50,13 +51,6 @@
 #define RESOLVE_STEP_NS		50000000ll
 #define RESOLVE_CACHE_NS	(10ll * 1000000000)
 #define RESOLVE_CACHE_LEN	16
-#define FEATURES_WANTED		((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_INDIRECT_DESC) | \
-				 (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
-#define PROTOCOL_WANTED		((1ull << VHOST_USER_PROTOCOL_F_MQ) | \
-				 (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) | \
-				 (1ull << VHOST_USER_PROTOCOL_F_CONFIG) | \
-				 (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) | \
-				 (1ull << VHOST_USER_PROTOCOL_F_STATUS))
 /* virtio status: ACKNOWLEDGE | DRIVER | DRIVER_OK | FEATURES_OK */
 #define STATUS_READY		(1u | 2u | 4u | 8u)
 
@@ -862,7 +856,7 @@ static int handshake(struct vrdma_ctx *ctx)
 	if (!(features & (1ull << VIRTIO_F_VERSION_1)) ||
 	    !(features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
 		return -EPROTONOSUPPORT;
-	ret = vu_set_u64(ctx, VHOST_USER_SET_FEATURES, features & FEATURES_WANTED);
+	ret = vu_set_u64(ctx, VHOST_USER_SET_FEATURES, features & VU_FEATURES);
 	if (ret)
 		return ret;
 	ret = vu_get_u64(ctx, VHOST_USER_GET_PROTOCOL_FEATURES, &pf);
@@ -870,7 +864,7 @@ static int handshake(struct vrdma_ctx *ctx)
 		return ret;
 	if (!(pf & (1ull << VHOST_USER_PROTOCOL_F_CONFIG)))
 		return -EPROTONOSUPPORT;
-	pf &= PROTOCOL_WANTED;
+	pf &= VU_PROTOCOL_FEATURES;
 	ret = vu_set_u64(ctx, VHOST_USER_SET_PROTOCOL_FEATURES, pf);
 	if (ret)
 		return ret;
@@ -1664,7 +1658,6 @@ static int local_addr_mac(int family, const uint8_t *addr, size_t alen, uint8_t 
 
 int vrdma_resolve_mac(const uint8_t gid[16], uint8_t mac[6])
 {
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 	int64_t deadline = now_ns() + RESOLVE_WAIT_NS;
 	bool v4, probed = false;
 	const uint8_t *addr;
@@ -1673,7 +1666,7 @@ int vrdma_resolve_mac(const uint8_t gid[16], uint8_t mac[6])
 
 	if (!gid || !mac || all_zero(gid, 16))
 		return -EINVAL;
-	v4 = !memcmp(gid, v4_prefix, sizeof(v4_prefix));
+	v4 = roce_gid_is_v4(gid);
 	family = v4 ? AF_INET : AF_INET6;
 	addr = v4 ? gid + 12 : gid;
 	alen = v4 ? 4 : 16;

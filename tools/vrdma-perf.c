@@ -22,6 +22,7 @@
 
 #include "libvrdma.h"
 #include "perf_oob.h"
+#include "roce_wire.h"
 
 /* ---- IB numbers the ABI header does not name ---- */
 
@@ -909,13 +910,6 @@ static int ctx_init(struct perf *p)
 	return 0;
 }
 
-static bool ipv4_mapped(const uint8_t g[16])
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	return !memcmp(g, prefix, sizeof(prefix));
-}
-
 /* get_best_gid_index: an IPv4-mapped GID over one that is not (every GID of
  * this device is RoCEv2, so the RoCE version never decides). */
 static int best_gid_index(struct perf *p)
@@ -928,7 +922,7 @@ static int best_gid_index(struct perf *p)
 			memset(cur, 0, sizeof(cur));
 		if (vrdma_query_gid(p->ctx, (unsigned int)i, rival))
 			continue;
-		if (ipv4_mapped(rival) && !ipv4_mapped(cur))
+		if (roce_gid_is_v4(rival) && !roce_gid_is_v4(cur))
 			best = i;
 	}
 	return best;
@@ -956,7 +950,7 @@ static int set_up_connection(struct perf *p)
 
 		d->lid = 0;	/* RoCE has no LID */
 		d->qpn = (int)vrdma_qp_num(p->q[i].qp);
-		d->psn = (int)(lrand48() & 0xffffff);
+		d->psn = (int)(lrand48() & ROCE_PSN_MASK);
 		d->rkey = vrdma_mr_rkey(p->mr);
 		d->out_reads = p->out_reads;
 		d->vaddr = (uintptr_t)p->buf + ((uint64_t)p->num_qps + (uint64_t)i) * stride;
@@ -1913,7 +1907,7 @@ static int hs_print(struct perf *p)
 /* ctx_check_gid_compatibility: both IPv4-mapped or neither. */
 static int gid_check(const struct perf *p)
 {
-	if (ipv4_mapped(p->my[0].gid) != ipv4_mapped(p->rem[0].gid)) {
+	if (roce_gid_is_v4(p->my[0].gid) != roce_gid_is_v4(p->rem[0].gid)) {
 		fprintf(stderr, "\n Found Incompatibility issue with GID types.\n");
 		fprintf(stderr, " Please Try to use a different IP version.\n\n");
 		return -EPROTO;

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "libvrdma.h"
+#include "roce_defs.h"
 
 #define IB_WC_SUCCESS			0
 
@@ -1063,7 +1064,7 @@ int main(int argc, char **argv)
 		goto free_ctx;
 	}
 	my.qpn = vrdma_qp_num(c.qp);
-	my.psn = (unsigned int)(lrand48() & 0xffffff);
+	my.psn = (unsigned int)(lrand48() & ROCE_PSN_MASK);
 	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
 	/* ibv_ud_pingpong really prints "PSN 0x...: GID" here */
 	printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n",

@@ -11,10 +11,7 @@ int vrdma_gid_parse(struct vrdma_gid *gid, const char *text)
 	struct in6_addr a6;
 
 	if (inet_pton(AF_INET, text, &a4) == 1) {
-		memset(gid->raw, 0, 10);
-		gid->raw[10] = 0xff;
-		gid->raw[11] = 0xff;
-		memcpy(gid->raw + 12, &a4, 4);
+		roce_gid_from_v4(gid->raw, &a4);
 		return 0;
 	}
 	if (inet_pton(AF_INET6, text, &a6) == 1) {
@@ -26,11 +23,7 @@ int vrdma_gid_parse(struct vrdma_gid *gid, const char *text)
 
 bool vrdma_gid_is_v4mapped(const struct vrdma_gid *gid)
 {
-	static const uint8_t prefix[12] = {
-		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
-	};
-
-	return !memcmp(gid->raw, prefix, sizeof(prefix));
+	return roce_gid_is_v4(gid->raw);
 }
 
 void vrdma_gid_format(const struct vrdma_gid *gid, char *buf, size_t len)

@@ -11,10 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A GID as RoCEv2 carries it: an IPv6 address, IPv4 as ::ffff:a.b.c.d. */
-struct vrdma_gid {
-	uint8_t raw[16];
-};
+#include "roce_wire.h"	/* struct vrdma_gid */
 
 /* 0, or -EINVAL if text is neither an IPv4 nor an IPv6 address. */
 int vrdma_gid_parse(struct vrdma_gid *gid, const char *text);

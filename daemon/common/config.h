@@ -9,9 +9,10 @@
 #include <stdint.h>
 
 #include "addr.h"
+#include "vrdma_control.h"
 
 #define VRDMA_CONF_DEFAULT_PATH "/etc/vrdmad.conf"
-#define VRDMA_CONF_DEFAULT_CONTROL "/run/vrdmad/control.sock"
+#define VRDMA_CONF_DEFAULT_CONTROL VRDMA_CONTROL_DEFAULT_SOCKET
 #define VRDMA_CONF_MAX_WORKERS 64
 #define VRDMA_CONF_MAX_VMS 256
 #define VRDMA_CONF_MAX_GIDS 16		/* per VM */

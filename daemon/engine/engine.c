@@ -328,7 +328,7 @@ uint64_t eng_poll(struct eng_dev *dev)
 		/* READ responses first: an ACK for later PSNs must not overtake
 		 * them (9.7.5.1.5). Then one coalesced ACK for what came in. */
 		if (!eng_resp_send_reads(qp) && qp->resp.ack_pending &&
-		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & 0xffffff))
+		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & ROCE_PSN_MASK))
 			qp->resp.ack_pending = false;
 		eng_comp_timers(qp, now);
 		if (!qp->comp.rnr_until)

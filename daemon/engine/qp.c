@@ -134,11 +134,11 @@ static int check_values(const struct eng_qp *qp, const struct eng_qp_attr *a, un
 		return -EINVAL;
 	if ((mask & A(MAX_DEST_RD_ATOMIC)) && a->max_dest_rd_atomic > ENG_MAX_RD_ATOMIC)
 		return -EINVAL;
-	if ((mask & A(RQ_PSN)) && a->rq_psn > 0xffffff)
+	if ((mask & A(RQ_PSN)) && a->rq_psn > ROCE_PSN_MASK)
 		return -EINVAL;
-	if ((mask & A(SQ_PSN)) && a->sq_psn > 0xffffff)
+	if ((mask & A(SQ_PSN)) && a->sq_psn > ROCE_PSN_MASK)
 		return -EINVAL;
-	if ((mask & A(DEST_QPN)) && a->dest_qp_num > 0xffffff)
+	if ((mask & A(DEST_QPN)) && a->dest_qp_num > ROCE_QPN_MASK)
 		return -EINVAL;
 	if (mask & A(AV)) {
 		if (a->ah_attr.port_num != 1 || a->ah_attr.sgid_index >= ENG_GID_TABLE_LEN)
@@ -321,7 +321,7 @@ struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn)
 
 static bool qpn_reserved(uint32_t n)
 {
-	return n < ENG_FIRST_QPN || n == 0xffffff;
+	return n < ENG_FIRST_QPN || n == ROCE_QPN_MULTICAST;
 }
 
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp)
@@ -378,7 +378,7 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	for (i = 0; i < qp->rq.size; i++, sge += c->max_recv_sge)
 		qp->rwqe[i].sge = sge;
 	/* Random QPNs: a peer cannot aim at a QP it was not told of. */
-	err = eng_idmap_add_random(&pd->dev->qpns, 0xffffff, qpn_reserved, qp, &qp->qpn);
+	err = eng_idmap_add_random(&pd->dev->qpns, ROCE_QPN_MASK, qpn_reserved, qp, &qp->qpn);
 	if (err)
 		goto free_qp;
 	err = eng_table_add(&pd->dev->qps, qp, &qp->index);

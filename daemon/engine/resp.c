@@ -136,7 +136,7 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 				  .va = pkt->h.reth.va, .len = pkt->h.reth.len,
 				  .rkey = pkt->h.reth.rkey };
 	qp->resp.psn = psn_add(pkt->h.psn, n);
-	qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+	qp->resp.msn = (qp->resp.msn + 1) & ROCE_MSN_MASK;
 }
 
 /* A READ already seen: if its resource is still here, answer again from the
@@ -378,7 +378,7 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		else if (op->mask & ROCE_F_IMM)
 			recv_complete(qp, ENG_WC_SUCCESS, ENG_WC_RECV_RDMA_WITH_IMM,
 				      (uint32_t)qp->resp.offset, pkt);
-		qp->resp.msn = (qp->resp.msn + 1) & 0xffffff;
+		qp->resp.msn = (qp->resp.msn + 1) & ROCE_MSN_MASK;
 	}
 	qp->resp.psn = psn_add(pkt->h.psn, 1);
 	if (rc && pkt->h.ackreq)

@@ -284,11 +284,8 @@ static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 /* The destination GID of a frame we built (untagged Ethernet). */
 static bool frame_dgid(const uint8_t *f, uint32_t len, struct vrdma_gid *gid)
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-
 	if (len >= 14 + 20 && f[12] == 0x08 && f[13] == 0x00) {
-		memcpy(gid->raw, v4mapped, 12);
-		memcpy(gid->raw + 12, f + 14 + 16, 4);
+		roce_gid_from_v4(gid->raw, f + 14 + 16);
 		return true;
 	}
 	if (len >= 14 + 40 && f[12] == 0x86 && f[13] == 0xdd) {

@@ -597,18 +597,13 @@ void xdp_port_close(struct xdp_port *port)
 int xdp_port_serve_gid(struct xdp_port *port, const struct vrdma_gid *gid, uint32_t vm_id)
 {
 	struct vrdma_gid_val val = { .vm_id = vm_id };
-	struct vrdma_gid_key key;
 
-	memcpy(key.gid, gid->raw, sizeof(key.gid));
-	return bpf_map_update_elem(port->gids_fd, &key, &val, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(port->gids_fd, gid, &val, BPF_ANY) ? -errno : 0;
 }
 
 int xdp_port_unserve_gid(struct xdp_port *port, const struct vrdma_gid *gid)
 {
-	struct vrdma_gid_key key;
-
-	memcpy(key.gid, gid->raw, sizeof(key.gid));
-	return bpf_map_delete_elem(port->gids_fd, &key) ? -errno : 0;
+	return bpf_map_delete_elem(port->gids_fd, gid) ? -errno : 0;
 }
 
 int xdp_port_read_stats(const struct xdp_port *port, uint64_t out[VRDMA_XDP_STAT_MAX])

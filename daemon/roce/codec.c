@@ -31,13 +31,6 @@ const char *roce_drop_name(enum roce_drop d)
 	return d < ROCE_DROP_MAX ? drop_names[d] : "?";
 }
 
-static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-bool roce_gid_is_v4(const uint8_t gid[16])
-{
-	return !memcmp(gid, v4_prefix, sizeof(v4_prefix));
-}
-
 uint16_t roce_ipv4_checksum(const uint8_t *h, unsigned int len)
 {
 	uint32_t sum = 0;
@@ -203,10 +196,8 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 		pkt->addr.tclass = ip[1];
 		pkt->addr.hop_limit = ip[8];
 		pkt->addr.ip_id = get16(ip + 4);
-		memcpy(pkt->addr.sgid, v4_prefix, 12);
-		memcpy(pkt->addr.sgid + 12, ip + 12, 4);
-		memcpy(pkt->addr.dgid, v4_prefix, 12);
-		memcpy(pkt->addr.dgid + 12, ip + 16, 4);
+		roce_gid_from_v4(pkt->addr.sgid, ip + 12);
+		roce_gid_from_v4(pkt->addr.dgid, ip + 16);
 	} else if (type == ETH_TYPE_IPV6) {
 		ip_len = 40;
 		if (first < off + ip_len)

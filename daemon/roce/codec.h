@@ -103,7 +103,6 @@ int roce_build(struct roce_frag *out, unsigned int nout, unsigned int *nused,
  * (headers + ICRC) for an opcode on a path: for MTU arithmetic. */
 uint32_t roce_header_len(const struct roce_addr *a, uint8_t opcode);
 
-bool roce_gid_is_v4(const uint8_t gid[16]);
 /* The IPv4 header checksum of h (len bytes, even): 0 over a correct header. */
 uint16_t roce_ipv4_checksum(const uint8_t *h, unsigned int len);
 

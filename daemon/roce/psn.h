@@ -7,11 +7,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define PSN_MASK 0xffffffu
+#include "roce_defs.h"
 
 static inline uint32_t psn_add(uint32_t psn, uint32_t n)
 {
-	return (psn + n) & PSN_MASK;
+	return (psn + n) & ROCE_PSN_MASK;
 }
 
 /* a - b as a signed 24-bit distance: > 0 when a is after b. */

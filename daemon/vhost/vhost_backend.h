@@ -17,14 +17,6 @@
 #include "vhost_user.h"
 #include "virtq.h"
 
-#define VU_FEATURES ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_INDIRECT_DESC) | \
-		     (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
-#define VU_PROTOCOL_FEATURES ((1ull << VHOST_USER_PROTOCOL_F_MQ) |		\
-			      (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) |	\
-			      (1ull << VHOST_USER_PROTOCOL_F_CONFIG) |		\
-			      (1ull << VHOST_USER_PROTOCOL_F_RESET_DEVICE) |	\
-			      (1ull << VHOST_USER_PROTOCOL_F_STATUS))
-
 struct vu_dev;
 
 struct vu_ops {

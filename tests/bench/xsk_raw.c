@@ -140,7 +140,7 @@ static uint32_t frame_build(const struct ctx *c, uint8_t *f, unsigned int payloa
 	};
 	struct udphdr udp = {
 		.source = htons(XR_SRC_PORT),
-		.dest = htons(VRDMA_ROCE_UDP_PORT),
+		.dest = htons(ROCE_UDP_PORT),
 		.len = htons((uint16_t)(sizeof(struct udphdr) + payload)),
 	};
 	struct xr_hdr h = {
@@ -189,7 +189,7 @@ static bool frame_parse(const struct ctx *c, const uint8_t *f, uint32_t len,
 	    ip.ihl != sizeof(ip) / 4 || ip.protocol != IPPROTO_UDP ||
 	    ip.daddr != c->local_ip.s_addr || ip_csum(&ip, sizeof(ip)) != 0 ||
 	    ntohs(ip.tot_len) < sizeof(ip) + sizeof(udp) ||
-	    ntohs(ip.tot_len) > len - sizeof(eth) || udp.dest != htons(VRDMA_ROCE_UDP_PORT))
+	    ntohs(ip.tot_len) > len - sizeof(eth) || udp.dest != htons(ROCE_UDP_PORT))
 		return false;
 	ulen = ntohs(udp.len);
 	if (ulen < sizeof(udp) + sizeof(*h) || ulen > ntohs(ip.tot_len) - sizeof(ip))

@@ -330,7 +330,7 @@ static void frame_values(unsigned int idx, uint8_t opcode, bool v6, int32_t vlan
 	h->reth.rkey = 0x80a0b0c0u + idx;
 	h->reth.len = opcode == ROCE_RC_READ_REQUEST ? 0x10000u + idx : plen;
 	h->aeth.syndrome = syndromes[idx % sizeof(syndromes)];
-	h->aeth.msn = (0x00abcdu + idx * 0x10001u) & 0xffffff;
+	h->aeth.msn = (0x00abcdu + idx * 0x10001u) & ROCE_MSN_MASK;
 	h->atomic.va = 0xc0ffee0000001000ull + idx * 8;
 	h->atomic.rkey = 0x9abcdef0u + idx;
 	h->atomic.swap_add = 0x8877665544332211ull + idx;

@@ -465,7 +465,7 @@ static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_p
 		memcpy(a.ah_attr.dmac, port.mac, 6);
 		a.path_mtu = (uint8_t)(VIRTIO_IB_MTU_256 + p[0] % 3);
 		a.dest_qp_num = dest;
-		a.rq_psn = rq_psn & 0xffffff;
+		a.rq_psn = rq_psn & ROCE_PSN_MASK;
 		a.max_dest_rd_atomic = (uint8_t)(p[1] % 5);
 		a.min_rnr_timer = p[1] >> 3;
 		m |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN |
@@ -476,7 +476,7 @@ static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_p
 	if (modify(qpn, m, &a))
 		return;
 	a.qp_state = VIRTIO_IB_QPS_RTS;
-	a.sq_psn = sq_psn & 0xffffff;
+	a.sq_psn = sq_psn & ROCE_PSN_MASK;
 	a.timeout = p[2] % 20;
 	a.retry_cnt = p[3] & 7;
 	a.rnr_retry = (p[3] >> 3) & 7;
@@ -643,7 +643,7 @@ static uint32_t move_psn(uint8_t *buf, uint32_t len, int8_t by)
 
 	if (roce_parse(&pkt, &f, 1, &why))
 		return 0;
-	pkt.h.psn = (pkt.h.psn + (uint32_t)by) & 0xffffff;
+	pkt.h.psn = (pkt.h.psn + (uint32_t)by) & ROCE_PSN_MASK;
 	pl = (struct roce_frag){ buf + pkt.payload_off, pkt.payload_len };
 	n = roce_build(&o, 1, &nused, &pkt.addr, &pkt.h, &pl, pkt.payload_len ? 1 : 0);
 	if (n <= 0)
@@ -706,7 +706,7 @@ static void op_frame(void)
 	if (eq) {
 		h.psn = ((roce_opcode(h.opcode)->mask & ROCE_F_RESP) ? eq->comp.psn :
 			 eq->resp.psn) + (uint32_t)delta;
-		h.psn &= 0xffffff;
+		h.psn &= ROCE_PSN_MASK;
 	}
 	h.ackreq = flags & 1;
 	h.se = flags & 2;
@@ -714,7 +714,7 @@ static void op_frame(void)
 	h.reth.rkey = flags & 4 ? m->key ^ 0x100 : m->key;
 	h.reth.len = rlen;
 	h.aeth.syndrome = flags & 8 ? (uint8_t)(0x60 | (flags >> 4)) : AETH_ACK;
-	h.aeth.msn = (uint32_t)delta & 0xffffff;
+	h.aeth.msn = (uint32_t)delta & ROCE_MSN_MASK;
 	h.deth.qkey = 0x11111111;
 	h.deth.sqpn = pick(qpns, n_qp, opb);
 	memcpy(a.dmac, port.mac, 6);

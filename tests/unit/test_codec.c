@@ -709,7 +709,7 @@ static void random_hdrs(struct roce_hdrs *h, uint8_t opcode)
 	h->reth.rkey = rng32();
 	h->reth.len = rng32();
 	h->aeth.syndrome = (uint8_t)rng32();
-	h->aeth.msn = rng32() & 0xffffff;
+	h->aeth.msn = rng32() & ROCE_MSN_MASK;
 	h->atomic.va = rng64();
 	h->atomic.rkey = rng32();
 	h->atomic.swap_add = rng64();
@@ -741,7 +741,7 @@ static void expected_hdrs(struct roce_hdrs *e, const struct roce_hdrs *h, uint32
 		e->reth = h->reth;
 	if (mask & ROCE_F_AETH) {
 		e->aeth.syndrome = h->aeth.syndrome;
-		e->aeth.msn = h->aeth.msn & 0xffffff;
+		e->aeth.msn = h->aeth.msn & ROCE_MSN_MASK;
 	}
 	if (mask & ROCE_F_ATMETH)
 		e->atomic = h->atomic;
