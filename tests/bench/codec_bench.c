@@ -120,9 +120,8 @@ static void codec_setup(struct codec_ctx *c, uint32_t plen)
 	memcpy(c->a.dmac, "\x02\x00\x00\x00\x00\x02", 6);
 	memcpy(c->a.smac, "\x02\x00\x00\x00\x00\x01", 6);
 	c->a.vlan = -1;
-	c->a.sgid[10] = c->a.sgid[11] = c->a.dgid[10] = c->a.dgid[11] = 0xff;
-	memcpy(c->a.sgid + 12, "\x0a\x00\x00\x01", 4);
-	memcpy(c->a.dgid + 12, "\x0a\x00\x00\x02", 4);
+	roce_gid_from_v4(c->a.sgid, "\x0a\x00\x00\x01");
+	roce_gid_from_v4(c->a.dgid, "\x0a\x00\x00\x02");
 	c->a.sport = 49152;
 	c->a.hop_limit = 64;
 	c->h.opcode = ROCE_RC_SEND_ONLY;

@@ -24,20 +24,11 @@ from scapy.packet import Raw
 import scapy.contrib.roce as roce
 from scapy.contrib.roce import AETH, BTH, cnp
 
+from codec_checks import Checks
+
 ROCE_TOOL = os.environ.get("ROCE_TOOL") or sys.exit("scapy_check: set ROCE_TOOL")
 
-NTEST = 0
-NFAIL = 0
-
-
-def check(what, ok, details=()):
-    global NTEST, NFAIL
-    NTEST += 1
-    print("  [%2d] %-66s %s" % (NTEST, what, "ok" if ok else "FAIL"))
-    if not ok:
-        NFAIL += 1
-        for d in details:
-            print("       " + d)
+check = Checks(width=2)
 
 
 def pattern(n, seed):
@@ -219,8 +210,7 @@ def main():
           len(r) == 3 and r[2].get("ok") is False and r[2].get("drop") == "icrc",
           [json.dumps(r[2]) if len(r) > 2 else "no output"])
 
-    print("scapy: %d passed, %d failed" % (NTEST - NFAIL, NFAIL))
-    return 1 if NFAIL else 0
+    return check.summary("scapy")
 
 
 if __name__ == "__main__":

@@ -31,21 +31,12 @@ import sys
 import tempfile
 import zlib
 
+from codec_checks import Checks
+
 ROCE_TOOL = os.environ.get("ROCE_TOOL") or sys.exit("tshark_check: set ROCE_TOOL")
 VECTORS = os.environ.get("VECTORS") or sys.exit("tshark_check: set VECTORS")
 
-NTEST = 0
-NFAIL = 0
-
-
-def check(what, ok, details=()):
-    global NTEST, NFAIL
-    NTEST += 1
-    print("  [%3d] %-66s %s" % (NTEST, what[:66], "ok" if ok else "FAIL"))
-    if not ok:
-        NFAIL += 1
-        for d in list(details)[:40]:
-            print("       " + d)
+check = Checks(width=3, cut=66, max_details=40)
 
 
 # ---- an independent ICRC (IBA 1.4 Annex A17.3.3) ----
@@ -138,6 +129,26 @@ class Cmp:
         self.eq(key, want, got)
 
 
+# The numeric extension header fields: the key that says a frame has the
+# header, tshark's tree for it (None: infiniband's own), tshark's field for
+# each key.
+EXT_FIELDS = (
+    ("reth_va", "infiniband.reth_tree", (("infiniband.reth.va", "reth_va"),
+                                         ("infiniband.reth.r_key", "reth_rkey"),
+                                         ("infiniband.reth.dmalen", "reth_len"))),
+    ("aeth_syndrome", "infiniband.aeth_tree", (("infiniband.aeth.syndrome", "aeth_syndrome"),
+                                               ("infiniband.aeth.msn", "aeth_msn"))),
+    # tshark reuses RETH's fields for the AtomicETH's address and key
+    ("atomic_va", "infiniband.atomiceth_tree", (("infiniband.reth.va", "atomic_va"),
+                                                ("infiniband.reth.r_key", "atomic_rkey"),
+                                                ("infiniband.atomiceth.swapdt", "atomic_swap_add"),
+                                                ("infiniband.atomiceth.cmpdt", "atomic_compare"))),
+    ("atomic_orig", None, (("infiniband.atomicacketh.origremdt", "atomic_orig"),)),
+    ("deth_qkey", "infiniband.deth_tree", (("infiniband.deth.q_key", "deth_qkey"),
+                                           ("infiniband.deth.srcqp", "deth_sqpn"))),
+)
+
+
 def check_tshark(e, layers):
     c = Cmp("tshark")
     protos = find(layers, "frame.protocols") or ""
@@ -197,27 +208,11 @@ def check_tshark(e, layers):
                 lambda v: hexbytes(v["infiniband.vendor"]))
         return c
 
-    if "reth_va" in e:
-        t = ib.get("infiniband.reth_tree", {})
-        c.field(t, "infiniband.reth.va", e["reth_va"])
-        c.field(t, "infiniband.reth.r_key", e["reth_rkey"])
-        c.field(t, "infiniband.reth.dmalen", e["reth_len"])
-    if "aeth_syndrome" in e:
-        t = ib.get("infiniband.aeth_tree", {})
-        c.field(t, "infiniband.aeth.syndrome", e["aeth_syndrome"])
-        c.field(t, "infiniband.aeth.msn", e["aeth_msn"])
-    if "atomic_va" in e:
-        t = ib.get("infiniband.atomiceth_tree", {})
-        c.field(t, "infiniband.reth.va", e["atomic_va"])      # tshark reuses RETH's fields
-        c.field(t, "infiniband.reth.r_key", e["atomic_rkey"])
-        c.field(t, "infiniband.atomiceth.swapdt", e["atomic_swap_add"])
-        c.field(t, "infiniband.atomiceth.cmpdt", e["atomic_compare"])
-    if "atomic_orig" in e:
-        c.field(ib, "infiniband.atomicacketh.origremdt", e["atomic_orig"])
-    if "deth_qkey" in e:
-        t = ib.get("infiniband.deth_tree", {})
-        c.field(t, "infiniband.deth.q_key", e["deth_qkey"])
-        c.field(t, "infiniband.deth.srcqp", e["deth_sqpn"])
+    for key, tree, fields in EXT_FIELDS:
+        if key in e:
+            t = ib.get(tree, {}) if tree else ib
+            for field, k in fields:
+                c.field(t, field, e[k])
     if "imm" in e:
         c.field(ib, "infiniband.immdt", "%08x" % e["imm"], hexbytes)
     if "ieth_rkey" in e:
@@ -391,8 +386,7 @@ def main(tmp):
         check("golden %s (%s): parse, ICRC, tshark" % (name, src), 
               not bad, bad)
 
-    print("tshark: %d passed, %d failed" % (NTEST - NFAIL, NFAIL))
-    return 1 if NFAIL else 0
+    return check.summary("tshark")
 
 
 if __name__ == "__main__":
