@@ -2,8 +2,9 @@
 /*
  * The VMs the daemon serves and the GIDs each may use: a fixed set of slots
  * (a VM's id is its slot, the XDP map's value), so VMs come and go at run
- * time without moving the others. The workers read it without locks; the
- * control thread changes it only while every worker is quiesced.
+ * time without moving the others. A slot is the VM's one record: its
+ * configuration, its device and its socket. The workers read it without
+ * locks; the control thread changes it only while every worker is quiesced.
  */
 #ifndef VRDMAD_VM_H
 #define VRDMAD_VM_H
@@ -14,11 +15,17 @@
 
 #include "config.h"
 
+struct vdev;		/* daemon/device: opaque here */
+struct vm_conn;		/* daemon/core: its socket and connection */
+
 struct vm {
 	uint32_t id;			/* its slot */
 	bool used;			/* published: the workers may reach it */
 	bool runtime;			/* added by vrdmactl, not from the file */
 	struct vrdma_vm_config cfg;
+	struct vdev *dev;		/* its device, from before it is published
+					 * until it is removed */
+	struct vm_conn *conn;		/* its socket, while it listens */
 };
 
 struct vm_gid {
@@ -50,7 +57,8 @@ int vm_table_check(const struct vm_table *t, const struct vrdma_vm_config *vc,
 		   const char *control_socket, char *err, size_t errlen);
 /* Take a free slot for vc, not yet visible to the workers; returns its id. */
 int vm_table_reserve(struct vm_table *t, const struct vrdma_vm_config *vc, bool runtime);
-/* Make a reserved slot visible / take a slot back (workers quiesced). */
+/* Make a reserved slot visible / take a slot back, clearing the record
+ * (workers quiesced; its device and socket are the caller's to free). */
 void vm_table_publish(struct vm_table *t, uint32_t id);
 void vm_table_remove(struct vm_table *t, uint32_t id);
 

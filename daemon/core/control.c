@@ -275,8 +275,8 @@ static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, cha
 		json_object_object_add(e, "name", json_object_new_string(v->cfg.name));
 		json_object_object_add(e, "rx_frames", json_u64(vf));
 		json_object_object_add(e, "rx_bytes", json_u64(vb));
-		if (d->vdev_ptrs[v->id])
-			json_object_object_add(e, "device", device_json(d->vdev_ptrs[v->id]));
+		if (v->dev)
+			json_object_object_add(e, "device", device_json(v->dev));
 		json_object_array_add(arr, e);
 	}
 	json_object_object_add(o, "vms", arr);

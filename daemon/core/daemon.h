@@ -15,7 +15,6 @@
 #define VRDMAD_VERSION "0.1.0"
 
 struct control_server;
-struct vm_conn;
 
 struct vrdmad {
 	struct vrdma_config cfg;
@@ -24,9 +23,6 @@ struct vrdmad {
 	struct worker *workers;
 	unsigned int n_workers;
 	struct control_server *control;
-	struct vdev **vdev_ptrs;	/* [VM_TABLE_SLOTS]: each VM's device, NULL
-					 * for a free slot; what the workers index */
-	struct vm_conn *conns;		/* [VM_TABLE_SLOTS]: socket and connection */
 	int broken_fd;			/* eventfd: a worker marked a device broken */
 	sd_event_source *broken_src;
 	sd_event *event;

@@ -164,7 +164,6 @@ static int run(struct vrdmad *d)
 {
 	sigset_t mask;
 	uint64_t now;
-	unsigned int i;
 	int err;
 
 	/* Block before any thread exists, so only the event loop sees them. */
@@ -186,14 +185,9 @@ static int run(struct vrdmad *d)
 	err = vm_table_init(&d->vms);
 	if (err)
 		goto unref_event;
-	d->vdev_ptrs = calloc(VM_TABLE_SLOTS, sizeof(*d->vdev_ptrs));
-	if (!d->vdev_ptrs) {
-		err = -ENOMEM;
-		goto free_vms;
-	}
 	err = control_open(d, d->cfg.control_socket);
 	if (err)
-		goto free_vdevs;
+		goto free_vms;
 	sd_notifyf(0, "STATUS=attaching to %s", d->cfg.interface);
 	err = xdp_port_open(&d->port, &d->cfg);
 	if (err)
@@ -206,14 +200,9 @@ static int run(struct vrdmad *d)
 			     d->broken_fd);
 	if (err)
 		goto unwatch_broken;
-	for (i = 0; i < d->n_workers; i++)
-		d->workers[i].vdevs = d->vdev_ptrs;
-	err = vm_server_init(d);
-	if (err)
-		goto free_workers;
 	err = workers_run(d->workers, d->n_workers);
 	if (err)
-		goto fini_server;
+		goto free_workers;
 	err = add_config_vms(d);
 	if (err)
 		goto remove_vms;
@@ -239,8 +228,6 @@ static int run(struct vrdmad *d)
 remove_vms:
 	remove_vms(d);
 	workers_stop(d->workers, d->n_workers);
-fini_server:
-	vm_server_fini(d);
 free_workers:
 	workers_free(d->workers, d->n_workers);
 	d->workers = NULL;
@@ -251,9 +238,6 @@ close_port:
 	xdp_port_close(&d->port);
 close_control:
 	control_close(d);
-free_vdevs:
-	free(d->vdev_ptrs);
-	d->vdev_ptrs = NULL;
 free_vms:
 	vm_table_free(&d->vms);
 unref_event:

@@ -139,6 +139,7 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 	}
 	/* Connections are accepted on this thread, so none before we return;
 	 * the workers see the device once change_table() publishes it. */
+	d->vms.vms[id].dev = v;
 	ret = vm_server_listen(d, id, err, errlen);
 	if (ret)
 		goto free_device;
@@ -164,14 +165,14 @@ unreserve:
 void vm_admin_remove(struct vrdmad *d, struct vm *vm, const char *why)
 {
 	uint32_t id = vm->id;
-	struct vdev *v = d->vdev_ptrs[id];
+	struct vdev *v = vm->dev;
 	char name[sizeof(vm->cfg.name)], err[256];
 
 	snprintf(name, sizeof(name), "%s", vm->cfg.name);
 	vm_server_unlisten(d, id, why);
+	/* frees the device and clears the record */
 	if (change_table(d, id, v, false, err, sizeof(err)))
 		log_err("vm %s: %s", name, err);
-	d->vdev_ptrs[id] = NULL;
 	free(v);
 	log_info("vm %s: removed (%s)", name, why);
 }

@@ -26,7 +26,7 @@ struct vm_conn {
 
 static struct vdev *dev_of(struct vm_conn *c)
 {
-	return c->d->vdev_ptrs[c->vm_id];
+	return c->d->vms.vms[c->vm_id].dev;
 }
 
 static struct worker *worker_of(struct vm_conn *c)
@@ -123,17 +123,17 @@ static int on_connect(sd_event_source *s, int fd, uint32_t revents, void *userda
 static int on_broken(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct vrdmad *d = userdata;
+	struct vm *vm;
 	uint64_t v;
-	unsigned int i;
 
 	(void)s;
 	(void)revents;
 	if (read(fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing new */
 	}
-	for (i = 0; i < d->vms.hi; i++)
-		if (d->vdev_ptrs[i] && __atomic_load_n(&d->vdev_ptrs[i]->broken, __ATOMIC_RELAXED))
-			drop_connection(&d->conns[i], "device broken");
+	vm_table_for_each(&d->vms, vm)
+		if (vm->dev && vm->conn && __atomic_load_n(&vm->dev->broken, __ATOMIC_RELAXED))
+			drop_connection(vm->conn, "device broken");
 	return 0;
 }
 
@@ -242,47 +242,44 @@ close_fd:
 	return ret;
 }
 
-int vm_server_init(struct vrdmad *d)
-{
-	unsigned int i;
-
-	d->conns = calloc(VM_TABLE_SLOTS, sizeof(*d->conns));
-	if (!d->conns)
-		return -ENOMEM;
-	for (i = 0; i < VM_TABLE_SLOTS; i++) {
-		d->conns[i].d = d;
-		d->conns[i].vm_id = i;
-		d->conns[i].listen_fd = -1;
-	}
-	return 0;
-}
-
 int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen)
 {
-	struct vm_conn *c = &d->conns[id];
+	struct vm *vm = &d->vms.vms[id];
+	struct vm_conn *c = calloc(1, sizeof(*c));
+	int ret;
 
-	c->connections = 0;
-	return open_listener(c, &d->vms.vms[id].cfg, err, errlen);
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->d = d;
+	c->vm_id = id;
+	c->listen_fd = -1;
+	ret = open_listener(c, &vm->cfg, err, errlen);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	vm->conn = c;
+	return 0;
 }
 
 void vm_server_unlisten(struct vrdmad *d, uint32_t id, const char *why)
 {
-	struct vm_conn *c = &d->conns[id];
+	struct vm *vm = &d->vms.vms[id];
+	struct vm_conn *c = vm->conn;
 
-	if (d->vdev_ptrs && d->vdev_ptrs[id])
+	if (!c)
+		return;
+	if (vm->dev)
 		drop_connection(c, why);
 	c->listen_src = sd_event_source_disable_unref(c->listen_src);
 	if (c->listen_fd >= 0) {
 		close(c->listen_fd);
-		unlink(d->vms.vms[id].cfg.socket);
+		unlink(vm->cfg.socket);
 	}
-	c->listen_fd = -1;
-}
-
-void vm_server_fini(struct vrdmad *d)
-{
-	free(d->conns);
-	d->conns = NULL;
+	free(c);
+	vm->conn = NULL;
 }
 
 int vm_server_watch_broken(struct vrdmad *d)

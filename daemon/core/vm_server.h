@@ -14,9 +14,6 @@ struct vrdmad;
  * workers exist). */
 int vm_server_watch_broken(struct vrdmad *d);
 void vm_server_unwatch_broken(struct vrdmad *d);
-/* One connection slot per VM slot, none listening yet. */
-int vm_server_init(struct vrdmad *d);
-void vm_server_fini(struct vrdmad *d);
 /* Listen on VM id's socket (its device exists); on error err says why. */
 int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen);
 /* Drop its connection, close and remove its socket. */

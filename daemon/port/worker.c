@@ -125,16 +125,22 @@ static void hand_over(struct worker *src, struct worker *dst, enum frame_kind ki
 	}
 }
 
+/* VM id's device, if it is published. */
+static struct vdev *dev_of_vm(const struct worker *w, uint32_t id)
+{
+	return id < VM_TABLE_SLOTS && w->vms->vms[id].used ? w->vms->vms[id].dev : NULL;
+}
+
 /* A parsed frame for VM vm: run it here if this worker owns the device. */
-static void deliver(struct worker *w, uint32_t vm, const struct roce_pkt *pkt,
+static void deliver(struct worker *w, const struct vm *vm, const struct roce_pkt *pkt,
 		    const struct roce_frag *frags, unsigned int n, uint32_t len)
 {
-	struct worker *owner = worker_of_vm(w->all, w->n_workers, vm);
+	struct worker *owner = worker_of_vm(w->all, w->n_workers, vm->id);
 
 	if (owner == w)
-		vdev_rx(w->vdevs[vm], pkt);
+		vdev_rx(vm->dev, pkt);
 	else
-		hand_over(w, owner, FRAME_RX, vm, frags, n, len);
+		hand_over(w, owner, FRAME_RX, vm->id, frags, n, len);
 }
 
 static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
@@ -160,8 +166,8 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 	}
 	stat_add(&w->stats.vm_rx_frames[vm->id], 1);
 	stat_add(&w->stats.vm_rx_bytes[vm->id], total_len);
-	if (w->vdevs && w->vdevs[vm->id])
-		deliver(w, vm->id, &pkt, frags, nfrags, total_len);
+	if (vm->dev)
+		deliver(w, vm, &pkt, frags, nfrags, total_len);
 }
 
 static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
@@ -325,7 +331,7 @@ static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uin
 	(void)frags;
 	(void)n;
 	if (frame_dgid(w->tx_buf, len, &gid) && (vm = vm_table_find_gid(w->vms, &gid)) &&
-	    w->vdevs[vm->id]) {
+	    vm->dev) {
 		stat_add(&w->stats.loopback_frames, 1);
 		capture(w, CAPTURE_LOOPBACK, &f, 1, len);
 		/* Through the ring even to itself: no engine is re-entered. */
@@ -351,15 +357,16 @@ static unsigned int drain_rings(struct worker *w)
 			struct roce_frag f = { .data = rec->data, .len = rec->len };
 			struct roce_pkt pkt;
 			enum roce_drop why;
+			struct vdev *v;
 
 			if (rec->kind == FRAME_TX) {
 				if (w->txq)
 					xsk_send(w, rec->data, rec->len);
-			} else if (rec->vm < VM_TABLE_SLOTS && w->vdevs[rec->vm]) {
+			} else if ((v = dev_of_vm(w, rec->vm))) {
 				if (roce_parse(&pkt, &f, 1, &why))
 					stat_add(&w->stats.drops[why], 1);
 				else
-					vdev_rx(w->vdevs[rec->vm], &pkt);
+					vdev_rx(v, &pkt);
 			}
 			frame_ring_release(r, rec);
 			n++;
@@ -720,7 +727,6 @@ void workers_resume(struct worker *ws, unsigned int n)
 
 void worker_own(struct worker *w, struct vdev *v)
 {
-	w->vdevs[v->vm_id] = v;
 	w->own[w->n_own++] = v;
 }
 
@@ -728,7 +734,6 @@ void worker_disown(struct worker *w, struct vdev *v)
 {
 	unsigned int i;
 
-	w->vdevs[v->vm_id] = NULL;
 	for (i = 0; i < w->n_own; i++)
 		if (w->own[i] == v) {
 			w->own[i] = w->own[--w->n_own];

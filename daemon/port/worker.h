@@ -64,9 +64,7 @@ struct worker {
 	struct worker *all;		/* the pool, for handing frames over */
 	unsigned int n_workers;
 	struct xdp_port *port;
-	const struct vm_table *vms;
-	struct vdev **vdevs;		/* [VM_TABLE_SLOTS]: every VM's device, owned
-					 * or not; shared by the pool */
+	const struct vm_table *vms;	/* each published VM's device is its .dev */
 	struct xsk_queue **queues;	/* the ones this worker owns */
 	unsigned int n_queues;
 	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
@@ -100,7 +98,7 @@ struct worker {
 
 #define WORKER_POLL_MS 250	/* longest sleep, so the heartbeat stays fresh */
 
-/* Make the pool (no thread yet); set each worker's vdevs before run. */
+/* Make the pool (no thread yet). */
 int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
 		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
 /* The worker that owns VM vm_id's device. */
@@ -117,11 +115,11 @@ void workers_free(struct worker *ws, unsigned int n);
 /* Stop w at a safe point (nests); its devices may then be changed. */
 void worker_quiesce(struct worker *w);
 void worker_resume(struct worker *w);
-/* Every worker: the VM table and vdevs may then be changed. */
+/* Every worker: the VM table and its devices may then be changed. */
 void workers_quiesce(struct worker *ws, unsigned int n);
 void workers_resume(struct worker *ws, unsigned int n);
-/* Give w the device v (vdevs[v->vm_id] = v, its loop polls it) / take it
- * back. With the pool quiesced. */
+/* Give w the device v (its loop polls it) / take it back. With the pool
+ * quiesced; the VM table's record points at the device meanwhile. */
 void worker_own(struct worker *w, struct vdev *v);
 void worker_disown(struct worker *w, struct vdev *v);
 

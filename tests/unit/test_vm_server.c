@@ -66,7 +66,6 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	assert_int_equal(vm_table_init(&f->d.vms), 0);
-	assert_int_equal(vm_server_init(&f->d), 0);
 	assert_true(sd_event_new(&f->d.event) >= 0);
 	vc = &f->d.vms.vms[0].cfg;
 	snprintf(vc->name, sizeof(vc->name), "vm-a");
@@ -87,7 +86,6 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	vm_server_unlisten(&f->d, 0, "test over");
-	vm_server_fini(&f->d);
 	sd_event_unref(f->d.event);
 	vm_table_free(&f->d.vms);
 	free(f);
