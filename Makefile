@@ -59,8 +59,9 @@ USES_device := common roce engine vhost
 USES_port := common roce engine vhost device
 USES_core := common roce engine vhost device port
 sub_inc = -Iinclude -Idaemon/$(1) $(addprefix -Idaemon/,$(USES_$(1)))
-# Tests and benches see every subsystem; the tools only what they link.
-ALL_INC := -Iinclude $(addprefix -Idaemon/,$(SUBSYSTEMS)) -Itools
+# Tests and benches see every subsystem and their harnesses (tests/lib); the
+# tools only what they link.
+ALL_INC := -Iinclude $(addprefix -Idaemon/,$(SUBSYSTEMS)) -Itools -Itests/lib
 TOOL_INC := -Iinclude -Itools
 
 DAEMON_MAIN := daemon/core/main.c
@@ -76,6 +77,9 @@ OBJ := $(BUILD)/obj
 objs = $(patsubst %.c,$(OBJ)/$(1)/%.o,$(2))
 sub_lib = $(OBJ)/$(1)/lib$(2).a
 daemon_libs = $(foreach s,$(SUBSYSTEMS),$(call sub_lib,$(1),$(s)))
+# What tests and benches share (tests/lib): one archive per flavour.
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+test_lib = $(OBJ)/$(1)/libtests.a
 link_libs = -Wl,--start-group $(call daemon_libs,$(1)) -Wl,--end-group
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
 FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
@@ -186,6 +190,13 @@ $(call sub_lib,$(1),$(2)): $(call objs,$(1),$(call sub_srcs,$(2)))
 endef
 $(foreach f,rel asan fuzz,$(foreach s,$(SUBSYSTEMS),$(eval $(call SUBSYSTEM_LIB,$(f),$(s)))))
 
+define TEST_LIB
+$(call test_lib,$(1)): $(call objs,$(1),$(TESTLIB_SRCS))
+	$$(call say,AR,$$@)
+	$$(Q)rm -f $$@ && $(AR) rcs $$@ $$^
+endef
+$(foreach f,rel asan fuzz,$(eval $(call TEST_LIB,$(f))))
+
 -include $(shell find $(OBJ) -name '*.d' 2> /dev/null)
 
 # ---- linking ----
@@ -206,9 +217,9 @@ $(BUILD)/asan/vrdmactl: $(call objs,asan,$(CTL_SRCS))
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $(pkg_libs)
 
 # A unit test links the daemon's subsystems; the linker keeps what it uses.
-$(BUILD)/asan/test_%: $(OBJ)/asan/tests/unit/test_%.o $(call daemon_libs,asan)
+$(BUILD)/asan/test_%: $(OBJ)/asan/tests/unit/test_%.o $(call test_lib,asan) $(call daemon_libs,asan)
 	$(call say,LD-SAN,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ \
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call test_lib,asan) $(call link_libs,asan) -o $@ \
 		$(pkg_libs) $$($(PKG_CONFIG) --libs cmocka)
 
 $(BPF_OBJ): bpf/vrdma_xdp.bpf.c include/vrdma_xdp.h include/roce_defs.h | $(BUILD)
@@ -233,7 +244,7 @@ $(BUILD)/codec_bench: $(OBJ)/rel/tests/bench/codec_bench.o $(call sub_lib,rel,ro
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal) -lz
 
 # Two transport engines over an in-memory wire, on one thread.
-$(BUILD)/engine_bench: $(OBJ)/rel/tests/bench/engine_bench.o $(call sub_lib,rel,engine) \
+$(BUILD)/engine_bench: $(OBJ)/rel/tests/bench/engine_bench.o $(call test_lib,rel) $(call sub_lib,rel,engine) \
 		$(call sub_lib,rel,roce)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal)

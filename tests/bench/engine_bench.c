@@ -26,7 +26,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine.h"
+#include "eng_pair.h"
 
 #define RUN_NS		500e6	/* per case */
 #define WARMUP_NS	50e6
@@ -36,8 +36,6 @@
 #define WINDOW		32	/* messages outstanding */
 #define RQ_DEPTH	64	/* receives posted ahead */
 #define MAX_MSG		65536u
-#define PAGE		4096u
-#define IOVA		0x10000000ull
 #define SRC_OFF		0				/* a: WINDOW slots of MAX_MSG */
 #define DST_OFF		0				/* b: WRITE targets, WINDOW slots */
 #define RECV_OFF	((uint64_t)WINDOW * MAX_MSG)	/* b: RQ_DEPTH receive buffers */
@@ -49,16 +47,8 @@ static uint8_t *pool;
 static uint32_t free_stack[NBUF];
 static uint32_t nfree;
 
-struct side {
-	struct eng_dev *dev;
-	struct eng_pd *pd;
-	struct eng_cq *cq;
-	struct eng_qp *qp;
-	struct eng_mr *mr;
-	uint8_t *mem;
-	uint8_t gid[16], mac[6];
-	struct side *peer;
-	/* frames on their way to peer, in sending order */
+/* Frames on their way to a side's peer, in sending order. */
+struct side_wire {
 	uint32_t ring_buf[NBUF], ring_len[NBUF];
 	uint32_t head, count;
 };
@@ -93,62 +83,38 @@ static unsigned int op_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags
 
 static void op_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
 {
-	struct side *s = ctx;
+	struct side_wire *w = ((struct side *)ctx)->wire;
 
-	if (n != 1 || len > FRAME_ROOM || s->count == NBUF) {
+	if (n != 1 || len > FRAME_ROOM || w->count == NBUF) {
 		fprintf(stderr, "engine_bench: tx_send of %u frags, %u B\n", n, len);
 		exit(1);
 	}
-	s->ring_buf[(s->head + s->count) % NBUF] =
+	w->ring_buf[(w->head + w->count) % NBUF] =
 		(uint32_t)((size_t)(frags[0].data - pool) / FRAME_ROOM);
-	s->ring_len[(s->head + s->count) % NBUF] = len;
-	s->count++;
-}
-
-static int op_gid(void *ctx, uint8_t index, uint8_t g[16], uint8_t m[6])
-{
-	struct side *s = ctx;
-
-	if (index)
-		return -ENOENT;
-	memcpy(g, s->gid, 16);
-	memcpy(m, s->mac, 6);
-	return 0;
+	w->ring_len[(w->head + w->count) % NBUF] = len;
+	w->count++;
 }
 
 static const struct eng_ops ops = {
-	.now_ns = op_now_ns, .tx_alloc = op_tx_alloc, .tx_send = op_tx_send, .gid = op_gid,
+	.now_ns = op_now_ns, .tx_alloc = op_tx_alloc, .tx_send = op_tx_send, .gid = side_gid,
 };
-
-/* Flat memory reached page by page, so copies cross page boundaries. */
-static void *mem_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig)
-{
-	uint64_t room;
-
-	if (off >= MEM_SIZE)
-		return NULL;
-	room = PAGE - off % PAGE;
-	*contig = len < room ? len : room;
-	return (uint8_t *)mem + off;
-}
 
 /* Hand everything s sent to its peer, in order (eng_rx may send more). */
 static void deliver(struct side *s)
 {
-	while (s->count) {
-		uint32_t b = s->ring_buf[s->head], len = s->ring_len[s->head];
-		struct roce_frag f = { pool + (size_t)b * FRAME_ROOM, len };
-		struct roce_pkt pkt;
+	struct side_wire *w = s->wire;
+
+	while (w->count) {
+		uint32_t b = w->ring_buf[w->head], len = w->ring_len[w->head];
 		enum roce_drop why;
 
-		s->head = (s->head + 1) % NBUF;
-		s->count--;
-		if (roce_parse(&pkt, &f, 1, &why)) {
+		w->head = (w->head + 1) % NBUF;
+		w->count--;
+		if (side_rx(s->peer, pool + (size_t)b * FRAME_ROOM, len, &why)) {
 			fprintf(stderr, "engine_bench: the codec refused a %u B frame the engine "
 				"built (drop reason %d)\n", len, (int)why);
 			exit(1);
 		}
-		eng_rx(s->peer->dev, &pkt);
 		free_stack[nfree++] = b;
 	}
 }
@@ -168,39 +134,21 @@ static void side_init(struct side *s, uint8_t id)
 		.cap = { .max_send_wr = 2 * WINDOW, .max_recv_wr = RQ_DEPTH, .max_send_sge = 4,
 			 .max_recv_sge = 4, .max_inline_data = 64 },
 	};
+	const char *what;
 	int r;
 
-	memset(s, 0, sizeof(*s));
-	s->gid[10] = s->gid[11] = 0xff;
-	s->gid[12] = 10;
-	s->gid[15] = id;
-	s->mac[0] = 0x52;
-	s->mac[5] = id;
-	s->dev = eng_dev_new(&ops, s);
-	if (!s->dev)
-		die("eng_dev_new", 0);
-	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);
-	if ((r = eng_pd_alloc(s->dev, &s->pd)))
-		die("eng_pd_alloc", r);
-	if ((r = eng_cq_create(s->dev, 1024, &s->cq)))
-		die("eng_cq_create", r);
-	init.send_cq = init.recv_cq = s->cq;
-	if ((r = eng_qp_create(s->pd, &init, &s->qp)))
-		die("eng_qp_create", r);
-	s->mem = calloc(1, MEM_SIZE);
-	if (!s->mem)
+	if ((r = side_open(s, id, &ops, &init, 1024, MEM_SIZE, &what)))
+		die(what, r);
+	s->wire = calloc(1, sizeof(*s->wire));
+	if (!s->wire)
 		die("calloc", -ENOMEM);
-	if ((r = eng_mr_reg(s->pd, IOVA, MEM_SIZE, ENG_ACCESS_ALL, mem_map, s->mem, &s->mr)))
-		die("eng_mr_reg", r);
 }
 
 static void side_free(struct side *s)
 {
-	if (eng_qp_destroy(s->qp) || eng_mr_dereg(s->mr) || eng_cq_destroy(s->cq) ||
-	    eng_pd_free(s->pd))
+	if (side_close(s))
 		die("teardown", 0);
-	eng_dev_free(s->dev);
-	free(s->mem);
+	free(s->wire);
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to the peer. */
@@ -239,7 +187,7 @@ static void connect_qp(struct side *s, uint32_t sq_psn, uint32_t rq_psn)
 
 static void post_recv_slot(struct side *b, uint32_t slot)
 {
-	struct eng_sge sge = { IOVA + RECV_OFF + (uint64_t)slot * MAX_MSG, MAX_MSG,
+	struct eng_sge sge = { SIDE_IOVA + RECV_OFF + (uint64_t)slot * MAX_MSG, MAX_MSG,
 			       eng_mr_lkey(b->mr) };
 	struct eng_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 };
 	int r = eng_post_recv(b->qp, &wr);
@@ -329,12 +277,12 @@ static void post_msg(struct side *a, struct side *b, const struct bench_case *c,
 {
 	uint32_t slot = (uint32_t)(seq % WINDOW);
 	uint8_t *src = a->mem + SRC_OFF + (uint64_t)slot * MAX_MSG;
-	struct eng_sge sge = { IOVA + SRC_OFF + (uint64_t)slot * MAX_MSG, c->size,
+	struct eng_sge sge = { SIDE_IOVA + SRC_OFF + (uint64_t)slot * MAX_MSG, c->size,
 			       eng_mr_lkey(a->mr) };
 	struct eng_send_wr wr = {
 		.wr_id = seq, .opcode = c->op, .send_flags = ENG_SEND_SIGNALED,
 		.sg_list = &sge, .num_sge = 1,
-		.rdma = { IOVA + DST_OFF + (uint64_t)slot * MAX_MSG, eng_mr_rkey(b->mr) },
+		.rdma = { SIDE_IOVA + DST_OFF + (uint64_t)slot * MAX_MSG, eng_mr_rkey(b->mr) },
 	};
 	int r;
 

@@ -43,6 +43,7 @@
 #include "codec.h"
 #include "icrc.h"
 #include "opcode.h"
+#include "rng.h"
 #include "roce_wire.h"
 
 #ifndef VRDMA_VECTORS
@@ -52,38 +53,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define FRAME_MAX 2048
 
-/* ---- helpers ---- */
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed)
-{
-	rng_state = seed ? seed : 0x9e3779b97f4a7c15ull;
-}
-
-static uint64_t rng64(void)	/* xorshift64 */
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static uint32_t rng32(void)
-{
-	return (uint32_t)(rng64() >> 32);
-}
-
-static uint32_t rng_below(uint32_t n)
-{
-	return (uint32_t)(rng64() % n);
-}
-
-static void rng_fill(uint8_t *p, size_t n)
-{
-	while (n--)
-		*p++ = (uint8_t)rng64();
-}
+/* ---- helpers (random numbers: tests/lib/rng.c) ---- */
 
 static void *xmalloc(size_t n)
 {

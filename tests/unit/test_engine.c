@@ -55,34 +55,14 @@
 
 #include "engine.h"
 #include "psn.h"
+#include "rng.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define PAGE 4096u
 #define SEED 0x5eed5eed0001ull
 #define MAX_PRINTED 60		/* failures printed per table; all are counted */
 
-/* ---- helpers: deterministic random numbers ---- */
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed)
-{
-	rng_state = seed ? seed : 0x9e3779b97f4a7c15ull;
-}
-
-static uint64_t rng64(void)	/* xorshift64 */
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static void rng_fill(uint8_t *p, size_t n)
-{
-	while (n--)
-		*p++ = (uint8_t)rng64();
-}
+/* ---- helpers (random numbers: tests/lib/rng.c) ---- */
 
 static void *xmalloc(size_t n)
 {

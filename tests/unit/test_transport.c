@@ -29,10 +29,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "engine.h"
+#include "eng_pair.h"
 
 #define MEM_SIZE	(3u << 20)
-#define PAGE		4096u
 #define WIRE_MAX	4096
 
 struct frame {
@@ -78,19 +77,12 @@ static void pcap_write(const uint8_t *p, uint32_t len)
 	fwrite(p, len, 1, pcap);
 }
 
-struct side {
-	struct eng_dev *dev;
-	struct eng_pd *pd;
-	struct eng_cq *cq;
-	struct eng_qp *qp;
-	struct eng_mr *mr;
-	uint8_t *mem;
-	uint8_t gid[16], mac[6];
-	struct side *peer;
-	struct frame wire[WIRE_MAX];	/* frames on their way to peer */
-	unsigned int nwire;
+struct side_wire {
+	struct frame f[WIRE_MAX];
+	unsigned int n;
 	uint64_t sent;
 };
+static struct side_wire wires[2];	/* side 1's, side 2's */
 
 static uint64_t now_ns(void *ctx)
 {
@@ -103,7 +95,7 @@ static unsigned int tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, u
 	struct side *s = ctx;
 
 	(void)max;
-	if (s->nwire == WIRE_MAX)
+	if (s->wire->n == WIRE_MAX)
 		return 0;
 	frags[0].data = malloc(len);
 	frags[0].len = len;
@@ -115,21 +107,10 @@ static void tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t
 	struct side *s = ctx;
 
 	assert_int_equal(n, 1);
-	s->wire[s->nwire].data = frags[0].data;
-	s->wire[s->nwire].len = len;
-	s->wire[s->nwire++].at = clock_ns;
-	s->sent++;
-}
-
-static int gid(void *ctx, uint8_t index, uint8_t g[16], uint8_t m[6])
-{
-	struct side *s = ctx;
-
-	if (index)
-		return -ENOENT;
-	memcpy(g, s->gid, 16);
-	memcpy(m, s->mac, 6);
-	return 0;
+	s->wire->f[s->wire->n].data = frags[0].data;
+	s->wire->f[s->wire->n].len = len;
+	s->wire->f[s->wire->n++].at = clock_ns;
+	s->wire->sent++;
 }
 
 static unsigned int drained_events;
@@ -152,21 +133,9 @@ static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
 }
 
 static const struct eng_ops ops = {
-	.now_ns = now_ns, .tx_alloc = tx_alloc, .tx_send = tx_send, .gid = gid,
+	.now_ns = now_ns, .tx_alloc = tx_alloc, .tx_send = tx_send, .gid = side_gid,
 	.async_error = on_async,
 };
-
-/* Flat test memory in pages, so copies cross page boundaries. */
-static void *mem_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig)
-{
-	uint64_t room;
-
-	if (off >= MEM_SIZE)
-		return NULL;
-	room = PAGE - off % PAGE;
-	*contig = len < room ? len : room;
-	return (uint8_t *)mem + off;
-}
 
 #define FLIGHT_MAX 65536
 static struct flight {
@@ -187,8 +156,8 @@ static void transmit(struct side *s)
 {
 	unsigned int k;
 
-	for (k = 0; k < s->nwire; k++) {
-		struct frame f = s->wire[k];
+	for (k = 0; k < s->wire->n; k++) {
+		struct frame f = s->wire->f[k];
 		bool is_a = s->mac[5] == 1;
 
 		pcap_write(f.data, f.len);
@@ -217,7 +186,7 @@ static void transmit(struct side *s)
 		}
 		launch(s->peer, f);
 	}
-	s->nwire = 0;
+	s->wire->n = 0;
 }
 
 /* Run both engines until nothing is in flight and no timer is armed, or
@@ -240,15 +209,11 @@ static bool pump_for(struct side *a, struct side *b, uint64_t max_ns)
 		/* Deliver what is due in sending order; keep the rest in order. */
 		for (i = 0, k = 0; i < nflight; i++) {
 			if (flight[i].f.at <= clock_ns) {
-				struct roce_frag f = { flight[i].f.data, flight[i].f.len };
-				struct roce_pkt pkt;
 				enum roce_drop why;
 
-				if (roce_parse(&pkt, &f, 1, &why) == 0)
-					eng_rx(flight[i].to->dev, &pkt);
-				else
+				if (side_rx(flight[i].to, flight[i].f.data, flight[i].f.len, &why))
 					assert_true(wire_faults.corrupt_pm);	/* only corruption fails */
-				free(f.data);
+				free(flight[i].f.data);
 				n++;
 			} else {
 				if (!next || flight[i].f.at < next)
@@ -290,37 +255,20 @@ static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
 		.cap = { .max_send_wr = 64, .max_recv_wr = 64, .max_send_sge = 4,
 			 .max_recv_sge = 4, .max_inline_data = 64 },
 	};
+	const char *what;
 
-	memset(s, 0, sizeof(*s));
-	s->gid[10] = s->gid[11] = 0xff;
-	s->gid[12] = 10;
-	s->gid[15] = id;
-	s->mac[0] = 0x52;
-	s->mac[5] = id;
-	s->dev = eng_dev_new(&ops, s);
-	assert_non_null(s->dev);
-	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);
-	assert_int_equal(eng_pd_alloc(s->dev, &s->pd), 0);
-	assert_int_equal(eng_cq_create(s->dev, 256, &s->cq), 0);
-	init.send_cq = init.recv_cq = s->cq;
-	assert_int_equal(eng_qp_create(s->pd, &init, &s->qp), 0);
-	s->mem = calloc(1, MEM_SIZE);
-	assert_non_null(s->mem);
-	assert_int_equal(eng_mr_reg(s->pd, 0x10000000, MEM_SIZE, ENG_ACCESS_ALL, mem_map,
-				    s->mem, &s->mr), 0);
+	assert_int_equal(side_open(s, id, &ops, &init, 256, MEM_SIZE, &what), 0);
+	s->wire = &wires[id - 1];
+	s->wire->n = 0;
+	s->wire->sent = 0;
 }
 
 static void side_free(struct side *s)
 {
 	wire_reset(1);
-	while (s->nwire)
-		free(s->wire[--s->nwire].data);
-	assert_int_equal(eng_qp_destroy(s->qp), 0);
-	assert_int_equal(eng_mr_dereg(s->mr), 0);
-	assert_int_equal(eng_cq_destroy(s->cq), 0);
-	assert_int_equal(eng_pd_free(s->pd), 0);
-	eng_dev_free(s->dev);
-	free(s->mem);
+	while (s->wire->n)
+		free(s->wire->f[--s->wire->n].data);
+	assert_int_equal(side_close(s), 0);
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to peer. */
@@ -604,7 +552,7 @@ static void test_fence(void **state)
 		assert_int_equal(eng_post_send(a.qp, &snd), 0);
 		eng_poll(a.dev);
 		/* READ request, and the SEND only when unfenced */
-		assert_int_equal(a.nwire, pass ? 1 : 2);
+		assert_int_equal(a.wire->n, pass ? 1 : 2);
 		pump(&a, &b);
 		wc = poll_one(&a);
 		assert_int_equal(wc.wr_id, 1);
@@ -643,7 +591,7 @@ static void test_sqd(void **state)
 	s.length = 4096;
 	assert_int_equal(eng_post_send(a.qp, &wr), 0);
 	eng_poll(a.dev);		/* the first WRITE is under way: a window's worth */
-	assert_true(a.nwire > 0 && a.nwire < 2048);
+	assert_true(a.wire->n > 0 && a.wire->n < 2048);
 	assert_int_equal(eng_qp_modify(a.qp, &sqd, ENG_QP_STATE | ENG_QP_EN_SQD_ASYNC_NOTIFY), 0);
 	eng_qp_query(a.qp, &q, NULL);
 	assert_int_equal(q.sq_draining, 1);
@@ -709,13 +657,10 @@ static void deliver_first(unsigned int n)
 
 	assert_true(n <= nflight);
 	for (i = 0; i < n; i++) {
-		struct roce_frag f = { flight[i].f.data, flight[i].f.len };
-		struct roce_pkt pkt;
 		enum roce_drop why;
 
-		assert_int_equal(roce_parse(&pkt, &f, 1, &why), 0);
-		eng_rx(flight[i].to->dev, &pkt);
-		free(f.data);
+		assert_int_equal(side_rx(flight[i].to, flight[i].f.data, flight[i].f.len, &why), 0);
+		free(flight[i].f.data);
 	}
 	memmove(flight, flight + n, (nflight - n) * sizeof(flight[0]));
 	nflight -= n;
@@ -731,11 +676,13 @@ static void dereg_under(enum eng_wr_opcode op)
 	struct eng_sge s = { 0x10000000, len, 0 };
 	struct eng_send_wr wr = { .wr_id = 9, .opcode = op, .send_flags = ENG_SEND_SIGNALED,
 				  .sg_list = &s, .num_sge = 1 };
+	struct flat_mem view;
 	struct eng_mr *target;
 	struct eng_wc wc;
 
 	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 300);
-	assert_int_equal(eng_mr_reg(b.pd, 0x20000000, len, ENG_ACCESS_ALL, mem_map, b.mem + dst,
+	view = (struct flat_mem){ b.mem + dst, len };
+	assert_int_equal(eng_mr_reg(b.pd, 0x20000000, len, ENG_ACCESS_ALL, flat_mem_map, &view,
 				    &target), 0);
 	s.lkey = eng_mr_lkey(a.mr);
 	wr.rdma.remote_addr = 0x20000000;
@@ -1187,8 +1134,6 @@ static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t 
 			       .aeth = { .syndrome = syndrome } };
 	uint8_t buf[512], pay[256] = { 0 };
 	struct roce_frag o = { buf, sizeof(buf) }, pl = { pay, 256 };
-	struct roce_frag f;
-	struct roce_pkt pkt;
 	enum roce_drop why;
 	unsigned int nused;
 	int len;
@@ -1198,10 +1143,7 @@ static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t 
 	len = roce_build(&o, 1, &nused, &ad, &h, &pl,
 			 roce_opcode(opcode)->mask & ROCE_F_PAYLOAD ? 1 : 0);
 	assert_true(len > 0);
-	f.data = buf;
-	f.len = (uint32_t)len;
-	assert_int_equal(roce_parse(&pkt, &f, 1, &why), 0);
-	eng_rx(to->dev, &pkt);
+	assert_int_equal(side_rx(to, buf, (uint32_t)len, &why), 0);
 }
 
 /* RC/UC packets from anyone but the QP's peer are dropped and counted (a
