@@ -51,9 +51,6 @@ struct vdev_mr {
 
 /* ---- WQE decoding (also the fuzz target) ---- */
 
-static inline uint32_t le32(uint32_t v) { return le32toh(v); }
-static inline uint64_t le64(uint64_t v) { return le64toh(v); }
-
 static int parse_sges(const uint8_t *p, uint32_t n, struct eng_sge *sge)
 {
 	uint32_t i;
@@ -62,9 +59,9 @@ static int parse_sges(const uint8_t *p, uint32_t n, struct eng_sge *sge)
 		struct virtio_rdma_sge s;
 
 		memcpy(&s, p + i * sizeof(s), sizeof(s));
-		sge[i].addr = le64(s.addr);
-		sge[i].length = le32(s.length);
-		sge[i].lkey = le32(s.lkey);
+		sge[i].addr = le64toh(s.addr);
+		sge[i].length = le32toh(s.length);
+		sge[i].lkey = le32toh(s.lkey);
 	}
 	return 0;
 }
@@ -82,10 +79,10 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	if (len < hdr)
 		return -EINVAL;
 	memcpy(&c, buf, hdr);
-	n = le32(c.num_sge);
-	flags = le32(c.send_flags);
-	op = le32(c.opcode);
-	out->wr.wr_id = le64(c.wr_id);
+	n = le32toh(c.num_sge);
+	flags = le32toh(c.send_flags);
+	op = le32toh(c.opcode);
+	out->wr.wr_id = le64toh(c.wr_id);
 	if (n > lim->max_sge || n > ENG_MAX_SGE)
 		return -EINVAL;
 	if (flags & ~(VIRTIO_IB_SEND_FENCE | VIRTIO_IB_SEND_SIGNALED | VIRTIO_IB_SEND_SOLICITED |
@@ -121,9 +118,9 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	out->wr.num_sge = n;
 	if (lim->qp_type == VIRTIO_IB_QPT_UD) {
 		const struct virtio_rdma_av *av = &c.wr.ud.av;
-		uint32_t stf = le32(av->sl_tclass_flowlabel);
+		uint32_t stf = le32toh(av->sl_tclass_flowlabel);
 
-		if (le32(av->port) != 1 || av->gid_index >= VIRTIO_RDMA_GID_TBL_LEN)
+		if (le32toh(av->port) != 1 || av->gid_index >= VIRTIO_RDMA_GID_TBL_LEN)
 			return -EINVAL;
 		memcpy(out->ah.dgid, av->dgid, 16);
 		out->ah.flow_label = stf & 0xfffff;
@@ -134,11 +131,11 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		out->ah.port_num = 1;
 		memcpy(out->ah.dmac, av->dmac, 6);
 		out->wr.ud.ah = &out->ah;
-		out->wr.ud.remote_qpn = le32(c.wr.ud.remote_qpn);
-		out->wr.ud.remote_qkey = le32(c.wr.ud.remote_qkey);
+		out->wr.ud.remote_qpn = le32toh(c.wr.ud.remote_qpn);
+		out->wr.ud.remote_qkey = le32toh(c.wr.ud.remote_qkey);
 	} else {
-		out->wr.rdma.remote_addr = le64(c.wr.rdma.remote_addr);
-		out->wr.rdma.rkey = le32(c.wr.rdma.rkey);
+		out->wr.rdma.remote_addr = le64toh(c.wr.rdma.remote_addr);
+		out->wr.rdma.rkey = le32toh(c.wr.rdma.rkey);
 	}
 	return 0;
 }
@@ -154,8 +151,8 @@ int vdev_parse_recv_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	if (len < hdr)
 		return -EINVAL;
 	memcpy(&c, buf, hdr);
-	n = le32(c.num_sge);
-	out->wr.wr_id = le64(c.wr_id);
+	n = le32toh(c.num_sge);
+	out->wr.wr_id = le64toh(c.wr_id);
 	if (n > lim->max_sge || n > ENG_MAX_SGE || len != hdr + n * sizeof(struct virtio_rdma_sge))
 		return -EINVAL;
 	parse_sges(buf + hdr, n, out->sge);
@@ -212,7 +209,7 @@ static uint8_t load_pages(struct vdev *v, struct vdev_mr *mr, uint64_t pages_gpa
 		return VIRTIO_RDMA_ERR_NOMEM;
 	memcpy(pages, src, (size_t)npages * sizeof(*pages));
 	for (i = 0; i < npages; i++) {
-		pages[i] = le64(pages[i]);
+		pages[i] = le64toh(pages[i]);
 		if (pages[i] % VIRTIO_RDMA_PAGE_SIZE) {
 			free(pages);
 			return VIRTIO_RDMA_ERR_INVAL;
@@ -636,7 +633,7 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_create_cq *q = req;
 	struct virtio_rdma_rsp_create_cq *r = rsp;
-	uint32_t cqe = le32(q->cqe);
+	uint32_t cqe = le32toh(q->cqe);
 	struct eng_cq *ecq;
 	uint32_t n;
 	int err;
@@ -658,7 +655,7 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_destroy_cq(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_cq *q = req;
-	struct vdev_cq *cq = cq_get(v, le32(q->cqn));
+	struct vdev_cq *cq = cq_get(v, le32toh(q->cqn));
 	int err;
 
 	(void)rsp;
@@ -689,7 +686,7 @@ static uint8_t cmd_create_pd(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_destroy_pd(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_pd *q = req;
-	uint32_t pdn = le32(q->pdn);
+	uint32_t pdn = le32toh(q->pdn);
 	struct eng_pd *pd = pd_get(v, pdn);
 	int err;
 
@@ -739,7 +736,7 @@ static uint8_t cmd_get_dma_mr(struct vdev *v, const void *req, void *rsp)
 	if (!mr)
 		return VIRTIO_RDMA_ERR_NOMEM;
 	mr->dma = true;
-	st = mr_new(v, le32(q->pdn), le32(q->access_flags), 0, UINT64_MAX, mr, rsp);
+	st = mr_new(v, le32toh(q->pdn), le32toh(q->access_flags), 0, UINT64_MAX, mr, rsp);
 	if (st)
 		free(mr);
 	return st;
@@ -748,7 +745,7 @@ static uint8_t cmd_get_dma_mr(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_create_mr(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_create_mr *q = req;
-	uint32_t max = le32(q->max_num_sg);
+	uint32_t max = le32toh(q->max_num_sg);
 	struct vdev_mr *mr;
 	uint8_t st;
 
@@ -762,7 +759,7 @@ static uint8_t cmd_create_mr(struct vdev *v, const void *req, void *rsp)
 	/* MAP_MR_SG may map max_num_sg pages at any time: reserve them now. */
 	st = charge_pages(v, mr, max);
 	if (!st)
-		st = mr_new(v, le32(q->pdn), le32(q->access_flags), 0, 0, mr, rsp);
+		st = mr_new(v, le32toh(q->pdn), le32toh(q->access_flags), 0, 0, mr, rsp);
 	if (st)
 		mr_free(v, mr);
 	return st;
@@ -783,9 +780,9 @@ static uint8_t cmd_map_mr_sg(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_map_mr_sg *q = req;
 	struct virtio_rdma_rsp_map_mr_sg *r = rsp;
-	struct vdev_mr *mr = mr_get(v, le32(q->mrn));
-	uint32_t npages = le32(q->npages);
-	uint64_t start = le64(q->start), length = le64(q->length);
+	struct vdev_mr *mr = mr_get(v, le32toh(q->mrn));
+	uint32_t npages = le32toh(q->npages);
+	uint64_t start = le64toh(q->start), length = le64toh(q->length);
 	uint64_t off = start % VIRTIO_RDMA_PAGE_SIZE;
 	uint8_t st;
 
@@ -794,7 +791,7 @@ static uint8_t cmd_map_mr_sg(struct vdev *v, const void *req, void *rsp)
 	if (!mr->fast || npages > mr->max_num_sg || !pages_cover(npages, off, length) ||
 	    (length && length - 1 > UINT64_MAX - start))
 		return VIRTIO_RDMA_ERR_INVAL;
-	st = load_pages(v, mr, le64(q->pages), npages);
+	st = load_pages(v, mr, le64toh(q->pages), npages);
 	if (st)
 		return st;
 	mr->first_off = off;
@@ -807,15 +804,15 @@ static uint8_t cmd_map_mr_sg(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_reg_user_mr(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_reg_user_mr *q = req;
-	uint32_t npages = le32(q->npages);
-	uint64_t length = le64(q->length), off = le64(q->start) % VIRTIO_RDMA_PAGE_SIZE;
+	uint32_t npages = le32toh(q->npages);
+	uint64_t length = le64toh(q->length), off = le64toh(q->start) % VIRTIO_RDMA_PAGE_SIZE;
 	struct vdev_mr *mr;
 	uint8_t st;
 
 	if (!length || length > (1ull << 32) || npages > VDEV_MAX_PAGES ||
 	    !pages_cover(npages, off, length))
 		return VIRTIO_RDMA_ERR_INVAL;
-	if (!pd_get(v, le32(q->pdn)))
+	if (!pd_get(v, le32toh(q->pdn)))
 		return VIRTIO_RDMA_ERR_NOENT;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -824,10 +821,10 @@ static uint8_t cmd_reg_user_mr(struct vdev *v, const void *req, void *rsp)
 	mr->first_off = off;
 	st = charge_pages(v, mr, npages);
 	if (!st)
-		st = load_pages(v, mr, le64(q->pages), npages);
+		st = load_pages(v, mr, le64toh(q->pages), npages);
 	if (!st)
-		st = mr_new(v, le32(q->pdn), le32(q->access_flags), le64(q->virt_addr), length, mr,
-			    rsp);
+		st = mr_new(v, le32toh(q->pdn), le32toh(q->access_flags), le64toh(q->virt_addr),
+			    length, mr, rsp);
 	if (st)
 		mr_free(v, mr);
 	return st;
@@ -836,7 +833,7 @@ static uint8_t cmd_reg_user_mr(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_dereg_mr(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_dereg_mr *q = req;
-	uint32_t mrn = le32(q->mrn);
+	uint32_t mrn = le32toh(q->mrn);
 	struct vdev_mr *mr = mr_get(v, mrn);
 
 	(void)rsp;
@@ -852,8 +849,9 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_create_qp *q = req;
 	struct virtio_rdma_rsp_create_qp *r = rsp;
 	struct eng_qp_init_attr init = { 0 };
-	struct eng_pd *pd = pd_get(v, le32(q->pdn));
-	struct vdev_cq *scq = cq_get(v, le32(q->send_cqn)), *rcq = cq_get(v, le32(q->recv_cqn));
+	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
+	struct vdev_cq *scq = cq_get(v, le32toh(q->send_cqn));
+	struct vdev_cq *rcq = cq_get(v, le32toh(q->recv_cqn));
 	struct eng_qp *eqp;
 	struct vdev_qp *qp;
 	uint32_t k;
@@ -869,11 +867,11 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	init.send_cq = scq->eng;
 	init.recv_cq = rcq->eng;
 	init.sq_sig_all = q->sq_sig_type == VIRTIO_IB_SIGNAL_ALL_WR;
-	init.cap.max_send_wr = le32(q->max_send_wr);
-	init.cap.max_recv_wr = le32(q->max_recv_wr);
-	init.cap.max_send_sge = le32(q->max_send_sge);
-	init.cap.max_recv_sge = le32(q->max_recv_sge);
-	init.cap.max_inline_data = le32(q->max_inline_data);
+	init.cap.max_send_wr = le32toh(q->max_send_wr);
+	init.cap.max_recv_wr = le32toh(q->max_recv_wr);
+	init.cap.max_send_sge = le32toh(q->max_send_sge);
+	init.cap.max_recv_sge = le32toh(q->max_recv_sge);
+	init.cap.max_inline_data = le32toh(q->max_inline_data);
 	if (init.cap.max_send_wr > VDEV_MAX_QP_WR || init.cap.max_recv_wr > VDEV_MAX_QP_WR)
 		return VIRTIO_RDMA_ERR_INVAL;
 	err = eng_qp_create(pd, &init, &eqp);
@@ -885,8 +883,8 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	qp->eng = eqp;
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
-	qp->send_cqn = le32(q->send_cqn);
-	qp->recv_cqn = le32(q->recv_cqn);
+	qp->send_cqn = le32toh(q->send_cqn);
+	qp->recv_cqn = le32toh(q->recv_cqn);
 	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
 	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0 };
 	r->qpn = htole32(eng_qp_num(eqp));
@@ -897,7 +895,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 static void ah_to_eng(const struct virtio_rdma_ah_attr *a, struct eng_ah_attr *e)
 {
 	memcpy(e->dgid, a->grh.dgid, 16);
-	e->flow_label = le32(a->grh.flow_label);
+	e->flow_label = le32toh(a->grh.flow_label);
 	e->sgid_index = a->grh.sgid_index;
 	e->hop_limit = a->grh.hop_limit;
 	e->traffic_class = a->grh.traffic_class;
@@ -931,8 +929,8 @@ static uint8_t cmd_modify_qp(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_modify_qp *q = req;
 	const struct virtio_rdma_qp_attr *a = &q->attrs;
-	struct vdev_qp *qp = qp_get(v, le32(q->qpn));
-	uint32_t mask = le32(q->attr_mask);
+	struct vdev_qp *qp = qp_get(v, le32toh(q->qpn));
+	uint32_t mask = le32toh(q->attr_mask);
 	struct eng_qp_attr e = { 0 };
 
 	(void)rsp;
@@ -948,11 +946,11 @@ static uint8_t cmd_modify_qp(struct vdev *v, const void *req, void *rsp)
 	e.qp_state = (enum eng_qp_state)a->qp_state;
 	e.cur_qp_state = (enum eng_qp_state)a->cur_qp_state;
 	e.path_mtu = (enum eng_mtu)a->path_mtu;
-	e.qkey = le32(a->qkey);
-	e.rq_psn = le32(a->rq_psn);
-	e.sq_psn = le32(a->sq_psn);
-	e.dest_qp_num = le32(a->dest_qp_num);
-	e.qp_access_flags = le32(a->qp_access_flags);
+	e.qkey = le32toh(a->qkey);
+	e.rq_psn = le32toh(a->rq_psn);
+	e.sq_psn = le32toh(a->sq_psn);
+	e.dest_qp_num = le32toh(a->dest_qp_num);
+	e.qp_access_flags = le32toh(a->qp_access_flags);
 	e.pkey_index = le16toh(a->pkey_index);
 	e.en_sqd_async_notify = a->en_sqd_async_notify;
 	e.max_rd_atomic = a->max_rd_atomic;
@@ -962,11 +960,11 @@ static uint8_t cmd_modify_qp(struct vdev *v, const void *req, void *rsp)
 	e.timeout = a->timeout;
 	e.retry_cnt = a->retry_cnt;
 	e.rnr_retry = a->rnr_retry;
-	e.cap.max_send_wr = le32(a->cap.max_send_wr);
-	e.cap.max_recv_wr = le32(a->cap.max_recv_wr);
-	e.cap.max_send_sge = le32(a->cap.max_send_sge);
-	e.cap.max_recv_sge = le32(a->cap.max_recv_sge);
-	e.cap.max_inline_data = le32(a->cap.max_inline_data);
+	e.cap.max_send_wr = le32toh(a->cap.max_send_wr);
+	e.cap.max_recv_wr = le32toh(a->cap.max_recv_wr);
+	e.cap.max_send_sge = le32toh(a->cap.max_send_sge);
+	e.cap.max_recv_sge = le32toh(a->cap.max_recv_sge);
+	e.cap.max_inline_data = le32toh(a->cap.max_inline_data);
 	ah_to_eng(&a->ah_attr, &e.ah_attr);
 	if ((mask & ENG_QP_ACCESS_FLAGS) && !access_valid(e.qp_access_flags))
 		return VIRTIO_RDMA_ERR_INVAL;
@@ -978,7 +976,7 @@ static uint8_t cmd_query_qp(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_query_qp *q = req;
 	struct virtio_rdma_rsp_query_qp *r = rsp;
 	struct virtio_rdma_qp_attr *a = &r->attr;
-	struct vdev_qp *qp = qp_get(v, le32(q->qpn));
+	struct vdev_qp *qp = qp_get(v, le32toh(q->qpn));
 	struct eng_qp_init_attr init;
 	struct eng_qp_attr e;
 	int err;
@@ -1018,7 +1016,7 @@ static uint8_t cmd_query_qp(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_qp *q = req;
-	struct vdev_qp *qp = qp_get(v, le32(q->qpn));
+	struct vdev_qp *qp = qp_get(v, le32toh(q->qpn));
 	int err;
 
 	(void)rsp;
@@ -1037,7 +1035,7 @@ static uint8_t cmd_query_pkey(struct vdev *v, const void *req, void *rsp)
 	struct virtio_rdma_rsp_query_pkey *r = rsp;
 
 	(void)v;
-	if (le32(q->port) != 1 || le16toh(q->index) != 0)
+	if (le32toh(q->port) != 1 || le16toh(q->index) != 0)
 		return VIRTIO_RDMA_ERR_INVAL;
 	r->pkey = htole16(ENG_PKEY_DEFAULT);
 	return VIRTIO_RDMA_OK;
@@ -1064,9 +1062,9 @@ static uint8_t cmd_add_gid(struct vdev *v, const void *req, void *rsp)
 	uint16_t index = le16toh(q->index);
 
 	(void)rsp;
-	if (index >= VIRTIO_RDMA_GID_TBL_LEN || le32(q->port_num) != 1)
+	if (index >= VIRTIO_RDMA_GID_TBL_LEN || le32toh(q->port_num) != 1)
 		return VIRTIO_RDMA_ERR_INVAL;
-	if (le32(q->gid_type) != 2)	/* IB_GID_TYPE_ROCE_UDP_ENCAP: RoCEv2 only */
+	if (le32toh(q->gid_type) != 2)	/* IB_GID_TYPE_ROCE_UDP_ENCAP: RoCEv2 only */
 		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (!gid_assigned(v, q->gid))
 		return VIRTIO_RDMA_ERR_PERM;
@@ -1081,7 +1079,7 @@ static uint8_t cmd_del_gid(struct vdev *v, const void *req, void *rsp)
 	uint16_t index = le16toh(q->index);
 
 	(void)rsp;
-	if (index >= VIRTIO_RDMA_GID_TBL_LEN || le32(q->port) != 1)
+	if (index >= VIRTIO_RDMA_GID_TBL_LEN || le32toh(q->port) != 1)
 		return VIRTIO_RDMA_ERR_INVAL;
 	if (!v->gid_valid[index])
 		return VIRTIO_RDMA_ERR_NOENT;
@@ -1093,8 +1091,8 @@ static uint8_t cmd_del_gid(struct vdev *v, const void *req, void *rsp)
 static uint8_t cmd_req_notify(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_req_notify *q = req;
-	struct vdev_cq *cq = cq_get(v, le32(q->cqn));
-	uint32_t flags = le32(q->flags);
+	struct vdev_cq *cq = cq_get(v, le32toh(q->cqn));
+	uint32_t flags = le32toh(q->flags);
 
 	(void)rsp;
 	if (!cq)
@@ -1234,7 +1232,7 @@ static uint64_t wqe_wr_id(const uint8_t *buf, int64_t len, bool recv)
 
 	if (len >= (int64_t)(off + 8))
 		memcpy(&id, buf + off, 8);
-	return le64(id);
+	return le64toh(id);
 }
 
 static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool recv)
