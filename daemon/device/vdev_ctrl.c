@@ -93,20 +93,25 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 	return VIRTIO_RDMA_OK;
 }
 
+/* The DESTROY commands: err is the engine's answer; the slot is emptied
+ * only once the engine let the object go. */
+static uint8_t slot_freed(int err, void *slot, size_t size)
+{
+	if (err)
+		return status_of(err);
+	memset(slot, 0, size);
+	return VIRTIO_RDMA_OK;
+}
+
 static uint8_t cmd_destroy_cq(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_cq *q = req;
 	struct vdev_cq *cq = cq_get(v, le32toh(q->cqn));
-	int err;
 
 	(void)rsp;
 	if (!cq)
 		return VIRTIO_RDMA_ERR_NOENT;
-	err = eng_cq_destroy(cq->eng);
-	if (err)
-		return status_of(err);
-	memset(cq, 0, sizeof(*cq));
-	return VIRTIO_RDMA_OK;
+	return slot_freed(eng_cq_destroy(cq->eng), cq, sizeof(*cq));
 }
 
 static uint8_t cmd_create_pd(struct vdev *v, const void *req, void *rsp)
@@ -129,16 +134,11 @@ static uint8_t cmd_destroy_pd(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_destroy_pd *q = req;
 	uint32_t pdn = le32toh(q->pdn);
 	struct eng_pd *pd = pd_get(v, pdn);
-	int err;
 
 	(void)rsp;
 	if (!pd)
 		return VIRTIO_RDMA_ERR_NOENT;
-	err = eng_pd_free(pd);
-	if (err)
-		return status_of(err);
-	v->pds[pdn] = NULL;
-	return VIRTIO_RDMA_OK;
+	return slot_freed(eng_pd_free(pd), &v->pds[pdn], sizeof(v->pds[pdn]));
 }
 
 /* A new MR object with its engine registration and an mrn. */
@@ -154,7 +154,6 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 	if (!access_valid(access))
 		return VIRTIO_RDMA_ERR_INVAL;
 	mr->v = v;
-	mr->pdn = pdn;
 	err = eng_mr_reg(pd, iova, length, access, vdev_mr_map, mr, &mr->eng);
 	if (err == -ENOSPC)		/* max_mr */
 		v->stats.refused_mrs++;
@@ -325,7 +324,6 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
 	qp->send_cqn = le32toh(q->send_cqn);
-	qp->recv_cqn = le32toh(q->recv_cqn);
 	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
 	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0 };
 	r->qpn = htole32(eng_qp_num(eqp));
@@ -458,16 +456,11 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_qp *q = req;
 	struct vdev_qp *qp = vdev_qp_get(v, le32toh(q->qpn));
-	int err;
 
 	(void)rsp;
 	if (!qp)
 		return VIRTIO_RDMA_ERR_NOENT;
-	err = eng_qp_destroy(qp->eng);
-	if (err)
-		return status_of(err);
-	memset(qp, 0, sizeof(*qp));
-	return VIRTIO_RDMA_OK;
+	return slot_freed(eng_qp_destroy(qp->eng), qp, sizeof(*qp));
 }
 
 static uint8_t cmd_query_pkey(struct vdev *v, const void *req, void *rsp)

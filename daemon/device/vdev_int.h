@@ -28,13 +28,12 @@ struct vdev_cq {
 struct vdev_qp {
 	struct eng_qp *eng;		/* NULL: slot free */
 	struct vdev_wq_limits sq, rq;
-	uint32_t send_cqn, recv_cqn;
+	uint32_t send_cqn;		/* where its QP events go */
 };
 
 struct vdev_mr {
 	struct vdev *v;
 	struct eng_mr *eng;
-	uint32_t pdn;
 	bool dma;			/* GET_DMA_MR: iova = guest-physical */
 	bool fast;			/* CREATE_MR: mapped by MAP_MR_SG */
 	uint32_t max_num_sg;

@@ -10,7 +10,7 @@
 
 #include "vdev_int.h"
 
-static int parse_sges(const uint8_t *p, uint32_t n, struct eng_sge *sge)
+static void parse_sges(const uint8_t *p, uint32_t n, struct eng_sge *sge)
 {
 	uint32_t i;
 
@@ -22,7 +22,6 @@ static int parse_sges(const uint8_t *p, uint32_t n, struct eng_sge *sge)
 		sge[i].length = le32toh(s.length);
 		sge[i].lkey = le32toh(s.lkey);
 	}
-	return 0;
 }
 
 int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_limits *lim,

@@ -360,6 +360,27 @@ static int set_mem_table(struct vu_dev *d, const struct vhost_user_msg *msg, con
 	return 0;
 }
 
+/* SET_FEATURES, SET_PROTOCOL_FEATURES: only bits offered. */
+static int set_features(struct vu_dev *d, const struct vhost_user_msg *msg, uint64_t offered,
+			uint64_t *features)
+{
+	if (msg->payload.u64 & ~offered)
+		return fail(d, -EINVAL, "%s %#" PRIx64 ": not offered",
+			    vu_request_name(msg->hdr.request), (uint64_t)(msg->payload.u64 & ~offered));
+	*features = msg->payload.u64;
+	return 0;
+}
+
+/* The message's one fd, now the caller's; -1 if it has none. */
+static int take_fd(int *fds, unsigned int nfds)
+{
+	int fd = nfds ? fds[0] : -1;
+
+	if (nfds)
+		fds[0] = -1;
+	return fd;
+}
+
 static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsigned int nfds,
 		  bool *replied)
 {
@@ -373,20 +394,12 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		*replied = true;
 		return reply_u64(d, msg, VU_FEATURES);
 	case VHOST_USER_SET_FEATURES:
-		if (p->u64 & ~VU_FEATURES)
-			return fail(d, -EINVAL, "SET_FEATURES %#" PRIx64 ": not offered",
-				    (uint64_t)(p->u64 & ~VU_FEATURES));
-		d->features = p->u64;
-		return 0;
+		return set_features(d, msg, VU_FEATURES, &d->features);
 	case VHOST_USER_GET_PROTOCOL_FEATURES:
 		*replied = true;
 		return reply_u64(d, msg, VU_PROTOCOL_FEATURES);
 	case VHOST_USER_SET_PROTOCOL_FEATURES:
-		if (p->u64 & ~VU_PROTOCOL_FEATURES)
-			return fail(d, -EINVAL, "SET_PROTOCOL_FEATURES %#" PRIx64 ": not offered",
-				    (uint64_t)(p->u64 & ~VU_PROTOCOL_FEATURES));
-		d->protocol_features = p->u64;
-		return 0;
+		return set_features(d, msg, VU_PROTOCOL_FEATURES, &d->protocol_features);
 	case VHOST_USER_SET_OWNER:
 		d->owner = true;
 		return 0;
@@ -490,9 +503,7 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		return send_reply(d, msg, &st, sizeof(st));
 	}
 	case VHOST_USER_SET_VRING_KICK:
-		set_kick(d, idx, nfds ? fds[0] : -1);
-		if (nfds)
-			fds[0] = -1;
+		set_kick(d, idx, take_fd(fds, nfds));
 		vq->kicked = true;
 		/* Without protocol features a ring starts enabled (the spec). */
 		if (!(d->features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
@@ -504,9 +515,7 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 
 		if (*slot >= 0)
 			close(*slot);
-		*slot = nfds ? fds[0] : -1;
-		if (nfds)
-			fds[0] = -1;
+		*slot = take_fd(fds, nfds);
 		return 0;
 	}
 	case VHOST_USER_SET_VRING_ENABLE:
