@@ -105,9 +105,6 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt);
  * After waking: stop kicks. */
 bool vdev_want_kicks(struct vdev *v, bool wanted);
 
-/* Mark the device broken (a virtqueue violation): once logged, counted,
- * its processing stops; the control thread then drops the connection. */
-void vdev_set_broken(struct vdev *v, const char *why);
 /* The device is connected and usable. */
 static inline bool vdev_live(const struct vdev *v)
 {

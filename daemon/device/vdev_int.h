@@ -43,7 +43,11 @@ struct vdev_mr {
 	uint32_t charged;		/* pages charged to v->mr_pages */
 };
 
-/* vdev.c: the IB MTU (ENG_MTU_*) a NIC MTU in bytes carries. */
+/* vdev.c: mark the device broken (a virtqueue violation): once logged,
+ * counted, its processing stops; the control thread then drops the
+ * connection. */
+void vdev_set_broken(struct vdev *v, const char *why);
+/* The IB MTU (ENG_MTU_*) a NIC MTU in bytes carries. */
 uint8_t vdev_mtu_enum(unsigned int mtu);
 
 /* vdev_wqe.c: the wr_id of a WQE too malformed to parse, for its error
