@@ -133,6 +133,7 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 		.msg_control = control, .msg_controllen = sizeof(control),
 	};
 	struct cmsghdr *c;
+	int ret = -EBADMSG;
 	ssize_t n;
 
 	*nfds = 0;
@@ -155,11 +156,13 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 				close(f);
 		}
 	}
-	if (n == 0)
-		goto bad_frame_eof;
+	if (n == 0) {
+		ret = -ECONNRESET;
+		goto close_fds;
+	}
 	if ((size_t)n != sizeof(msg->hdr) || (mh.msg_flags & MSG_CTRUNC) ||
 	    msg->hdr.size > sizeof(msg->payload))
-		goto bad_frame;
+		goto close_fds;
 	if (msg->hdr.size) {
 		/* The payload follows the header at once (QEMU sends both in
 		 * one sendmsg); wait for it briefly if it is split. */
@@ -173,20 +176,16 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 				continue;
 			}
 			if (n == 0 || (errno != EAGAIN && errno != EINTR) || ++tries > 1000)
-				goto bad_frame;
+				goto close_fds;
 			usleep(100);
 		}
 	}
 	return 0;
 
-bad_frame_eof:
+close_fds:
 	close_fds(fds, *nfds);
 	*nfds = 0;
-	return -ECONNRESET;
-bad_frame:
-	close_fds(fds, *nfds);
-	*nfds = 0;
-	return -EBADMSG;
+	return ret;
 }
 
 static int send_reply(struct vu_dev *d, const struct vhost_user_msg *req, const void *payload,
