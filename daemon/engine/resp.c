@@ -213,7 +213,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 
 int eng_resp_send_reads(struct eng_qp *qp)
 {
-	uint32_t i, k, size = qp->attr.max_dest_rd_atomic;
+	uint32_t k, size = qp->attr.max_dest_rd_atomic;
 
 	if (qp->init.qp_type != ENG_QPT_RC || qp->attr.qp_state == ENG_QPS_ERR ||
 	    qp->attr.qp_state < ENG_QPS_RTR)
@@ -222,7 +222,7 @@ int eng_resp_send_reads(struct eng_qp *qp)
 	for (k = 0; k < size; k++) {
 		struct eng_rd_res *r = &qp->rd_res[(qp->rd_res_next + k) % size];
 
-		for (i = 0; r->valid && r->next < r->npkts; i++)
+		while (r->valid && r->next < r->npkts)
 			if (read_respond(qp, r))
 				return -EAGAIN;
 	}
