@@ -84,8 +84,9 @@ BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
 FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
-# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-TOOL_PROGS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/vrdma-*.c))
+# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
+TOOL_PROGS := $(BUILD)/vrdma-pingpong $(BUILD)/vrdma-perf
+PERF_SRCS := $(wildcard tools/perf/*.c)
 SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
@@ -281,11 +282,15 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-$(BUILD)/vrdma-%: $(OBJ)/rel/tools/vrdma-%.o $(call libvrdma,rel)
+PINGPONG_SRCS := tools/vrdma-pingpong.c
+$(BUILD)/vrdma-pingpong: $(call objs,rel,$(PINGPONG_SRCS)) $(call libvrdma,rel)
+$(BUILD)/vrdma-perf: $(call objs,rel,$(PERF_SRCS)) $(call libvrdma,rel)
+$(BUILD)/asan/vrdma-pingpong: $(call objs,asan,$(PINGPONG_SRCS)) $(call libvrdma,asan)
+$(BUILD)/asan/vrdma-perf: $(call objs,asan,$(PERF_SRCS)) $(call libvrdma,asan)
+$(TOOL_PROGS):
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lm
-
-$(BUILD)/asan/vrdma-%: $(OBJ)/asan/tools/vrdma-%.o $(call libvrdma,asan)
+$(SAN_TOOL_PROGS):
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ -lm
 
