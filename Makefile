@@ -86,7 +86,8 @@ PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
 TOOL_PROGS := $(BUILD)/vrdma-pingpong $(BUILD)/vrdma-perf
-PERF_SRCS := $(wildcard tools/perf/*.c)
+TOOLS_COMMON_SRCS := $(wildcard tools/common/*.c)
+PERF_SRCS := $(wildcard tools/perf/*.c) $(TOOLS_COMMON_SRCS)
 SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
@@ -282,7 +283,7 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-PINGPONG_SRCS := tools/vrdma-pingpong.c
+PINGPONG_SRCS := tools/vrdma-pingpong.c $(TOOLS_COMMON_SRCS)
 $(BUILD)/vrdma-pingpong: $(call objs,rel,$(PINGPONG_SRCS)) $(call libvrdma,rel)
 $(BUILD)/vrdma-perf: $(call objs,rel,$(PERF_SRCS)) $(call libvrdma,rel)
 $(BUILD)/asan/vrdma-pingpong: $(call objs,asan,$(PINGPONG_SRCS)) $(call libvrdma,asan)

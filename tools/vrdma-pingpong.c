@@ -16,7 +16,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/opts.h"
 #include "libvrdma.h"
 
 #define IB_WC_SUCCESS			0
@@ -38,7 +39,7 @@ enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
 
 #define GRH_LEN			40u		/* before every UD receive's payload */
 #define UD_QKEY			0x11111111u
-#define DEFAULT_TCP_PORT	18515u
+#define DEFAULT_TCP_PORT	18515
 #define DEFAULT_TIMEOUT_S	10
 #define WIRE_MSG		"0000:000000:000000:00000000000000000000000000000000"
 #define WIRE_LEN		sizeof(WIRE_MSG)	/* with the NUL, as rdma-core sends it */
@@ -61,6 +62,7 @@ struct pp_opts {
 	int gidx;
 	bool events, chk;
 	unsigned int timeout_s;
+	bool size_set, mtu_set;
 };
 
 struct pp_dest {
@@ -87,8 +89,6 @@ struct pp_ctx {
 	struct virtio_rdma_av av;
 	uint32_t remote_qpn;
 };
-
-static const char *prog = "vrdma-pingpong";
 
 /* ibv_wc_status_str's words, so that errors read as rdma-core's. */
 static const char *wc_status_str(unsigned int status)
@@ -132,47 +132,84 @@ static const char *vrdma_err(int ret)
 	return ret == -ECONNRESET ? "vrdmad closed the connection" : strerror(-ret);
 }
 
+/* ---- arguments ---- */
+
+static int set_type(void *dest, const struct opt *opt, const char *arg);
+static int set_size(void *dest, const struct opt *opt, const char *arg);
+static int set_mtu(void *dest, const struct opt *opt, const char *arg);
+static int set_gidx(void *dest, const struct opt *opt, const char *arg);
+static int help(void *dest, const struct opt *opt, const char *arg);
+
+#define OFF(field)	offsetof(struct pp_opts, field)
+static const struct opt options[] = {
+	{ 'T', "type", OPT_CALL, true, .call = set_type, .metavar = "rc|uc|ud",
+	  .help = "transport: as ibv_rc/uc/ud_pingpong (default rc)" },
+	{ 'p', "port", OPT_UINT, .off = OFF(tcp_port), .max = 65535, .metavar = "port",
+	  .help = "listen on/connect to port <port> (default " OPT_STR(DEFAULT_TCP_PORT) ")" },
+	{ 'd', "ib-dev", OPT_STRING, .off = OFF(socket), .metavar = "socket",
+	  .help = "the VM's vhost-user socket (vrdmad's [vm] socket =)" },
+	{ 'i', "ib-port", OPT_UINT, .off = OFF(ib_port), .min = 1, .max = 255, .metavar = "port",
+	  .help = "use port <port> of the device (default 1)" },
+	{ 's', "size", OPT_CALL, true, .max = INT_MAX, .call = set_size, .metavar = "size",
+	  .help = "size of message to exchange (default 4096, ud 1024)" },
+	{ 'm', "mtu", OPT_CALL, true, .max = UINT_MAX, .call = set_mtu, .metavar = "size",
+	  .help = "path MTU (default 1024; not for ud)" },
+	/* the device takes at most max_qp_wr (4096) receives */
+	{ 'r', "rx-depth", OPT_UINT, .off = OFF(rx_depth), .min = 1, .max = 32768, .metavar = "dep",
+	  .help = "number of receives to post at a time (default 500)" },
+	{ 'n', "iters", OPT_UINT, .off = OFF(iters), .min = 1, .max = INT_MAX, .metavar = "iters",
+	  .help = "number of exchanges (default 1000)" },
+	{ 'l', "sl", OPT_UINT, .off = OFF(sl), .max = 15, .metavar = "sl",
+	  .help = "service level value" },
+	{ 'e', "events", OPT_SET, .off = OFF(events), .help = "sleep on CQ events (default poll)" },
+	{ 'g', "gid-idx", OPT_CALL, true, .max = VIRTIO_RDMA_GID_TBL_LEN - 1, .call = set_gidx,
+	  .metavar = "gid index", .help = "local port gid index (default 0)" },
+	{ 'c', "chk", OPT_SET, .off = OFF(chk), .help = "validate received buffer" },
+	{ 256 + 't', "timeout", OPT_UINT, .off = OFF(timeout_s), .min = 1, .max = 86400,
+	  .metavar = "sec", .help = "give up after <sec> seconds without progress (default "
+	  OPT_STR(DEFAULT_TIMEOUT_S) ")" },
+	{ 'h', "help", OPT_CALL, .call = help, .help = "this text" },
+};
+
+static struct opt_table table = {
+	.prog = "vrdma-pingpong", .opts = options, .n = sizeof(options) / sizeof(options[0]),
+	.help_col = 25, .help_gap = 1,
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage:\n");
-	fprintf(f, "  %s            start a server and wait for connection\n", prog);
-	fprintf(f, "  %s <host>     connect to server at <host>\n", prog);
+	fprintf(f, "  %s            start a server and wait for connection\n", table.prog);
+	fprintf(f, "  %s <host>     connect to server at <host>\n", table.prog);
 	fprintf(f, "\n");
 	fprintf(f, "Options:\n");
-	fprintf(f, "  -T, --type=<rc|uc|ud>  transport: as ibv_rc/uc/ud_pingpong (default rc)\n");
-	fprintf(f, "  -p, --port=<port>      listen on/connect to port <port> (default 18515)\n");
-	fprintf(f, "  -d, --ib-dev=<socket>  the VM's vhost-user socket (vrdmad's [vm] socket =)\n");
-	fprintf(f, "  -i, --ib-port=<port>   use port <port> of the device (default 1)\n");
-	fprintf(f, "  -s, --size=<size>      size of message to exchange (default 4096, ud 1024)\n");
-	fprintf(f, "  -m, --mtu=<size>       path MTU (default 1024; not for ud)\n");
-	fprintf(f, "  -r, --rx-depth=<dep>   number of receives to post at a time (default 500)\n");
-	fprintf(f, "  -n, --iters=<iters>    number of exchanges (default 1000)\n");
-	fprintf(f, "  -l, --sl=<sl>          service level value\n");
-	fprintf(f, "  -e, --events           sleep on CQ events (default poll)\n");
-	fprintf(f, "  -g, --gid-idx=<gid index> local port gid index (default 0)\n");
-	fprintf(f, "  -c, --chk              validate received buffer\n");
-	fprintf(f, "      --timeout=<sec>    give up after <sec> seconds without progress (default %d)\n",
-		DEFAULT_TIMEOUT_S);
-	fprintf(f, "  -h, --help             this text\n");
+	opt_usage(&table, f);
 }
 
-/* ---- arguments ---- */
-
-/* A whole unsigned number (any base strtoul takes) in [min, max]. */
-static int parse_uint(const char *flag, const char *s, unsigned long min, unsigned long max,
-		      unsigned int *out)
+static int set_type(void *dest, const struct opt *opt, const char *arg)
 {
-	unsigned long v;
-	char *end;
+	struct pp_opts *o = dest;
 
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (!*s || *end || errno || s[0] == '-' || v < min || v > max) {
-		fprintf(stderr, "%s: invalid value '%s' for %s (%lu..%lu)\n", prog, s, flag, min, max);
+	(void)opt;
+	if (!strcasecmp(arg, "rc")) {
+		o->type = VIRTIO_IB_QPT_RC;
+	} else if (!strcasecmp(arg, "uc")) {
+		o->type = VIRTIO_IB_QPT_UC;
+	} else if (!strcasecmp(arg, "ud")) {
+		o->type = VIRTIO_IB_QPT_UD;
+	} else {
+		fprintf(stderr, "%s: invalid transport '%s' for -T (rc, uc or ud)\n", table.prog, arg);
 		return -EINVAL;
 	}
-	*out = (unsigned int)v;
 	return 0;
+}
+
+static int set_size(void *dest, const struct opt *opt, const char *arg)
+{
+	struct pp_opts *o = dest;
+
+	o->size_set = true;
+	return opt_uint(&table, opt, arg, &o->size);
 }
 
 static int mtu_to_enum(unsigned int mtu)
@@ -192,125 +229,75 @@ static unsigned int mtu_bytes(int mtu)
 	return mtu >= VIRTIO_IB_MTU_256 && mtu <= VIRTIO_IB_MTU_4096 ? 128u << mtu : 0;
 }
 
+static int set_mtu(void *dest, const struct opt *opt, const char *arg)
+{
+	struct pp_opts *o = dest;
+	unsigned int v;
+	int ret;
+
+	o->mtu_set = true;
+	ret = opt_uint(&table, opt, arg, &v);
+	if (!ret && !(o->mtu = mtu_to_enum(v))) {
+		fprintf(stderr, "%s: invalid MTU '%s' for -m (256, 512, 1024, 2048 or 4096)\n",
+			table.prog, arg);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+static int set_gidx(void *dest, const struct opt *opt, const char *arg)
+{
+	struct pp_opts *o = dest;
+	unsigned int v;
+	int ret;
+
+	ret = opt_uint(&table, opt, arg, &v);
+	o->gidx = (int)v;
+	return ret;
+}
+
+static int help(void *dest, const struct opt *opt, const char *arg)
+{
+	(void)dest;
+	(void)opt;
+	(void)arg;
+	usage(stdout);
+	return 1;
+}
+
 /* 0 to run, 1 for -h (exit 0), a negative errno for bad arguments. */
 static int parse_args(int argc, char **argv, struct pp_opts *o)
 {
-	static const struct option longopts[] = {
-		{ .name = "type",     .has_arg = 1, .val = 'T' },
-		{ .name = "port",     .has_arg = 1, .val = 'p' },
-		{ .name = "ib-dev",   .has_arg = 1, .val = 'd' },
-		{ .name = "ib-port",  .has_arg = 1, .val = 'i' },
-		{ .name = "size",     .has_arg = 1, .val = 's' },
-		{ .name = "mtu",      .has_arg = 1, .val = 'm' },
-		{ .name = "rx-depth", .has_arg = 1, .val = 'r' },
-		{ .name = "iters",    .has_arg = 1, .val = 'n' },
-		{ .name = "sl",       .has_arg = 1, .val = 'l' },
-		{ .name = "events",   .has_arg = 0, .val = 'e' },
-		{ .name = "gid-idx",  .has_arg = 1, .val = 'g' },
-		{ .name = "chk",      .has_arg = 0, .val = 'c' },
-		{ .name = "timeout",  .has_arg = 1, .val = 't' },
-		{ .name = "help",     .has_arg = 0, .val = 'h' },
-		{ 0 }
-	};
-	bool size_set = false, mtu_set = false;
-	unsigned int v;
-	int c;
+	int ret, first;
 
 	*o = (struct pp_opts){
 		.type = VIRTIO_IB_QPT_RC, .tcp_port = DEFAULT_TCP_PORT, .ib_port = 1,
 		.size = 4096, .mtu = 3, .rx_depth = 500, .iters = 1000, .gidx = 0,
 		.timeout_s = DEFAULT_TIMEOUT_S,
 	};
-	while ((c = getopt_long(argc, argv, "T:p:d:i:s:m:r:n:l:eg:ch", longopts, NULL)) != -1) {
-		int ret = 0;
-
-		switch (c) {
-		case 'T':
-			if (!strcasecmp(optarg, "rc")) {
-				o->type = VIRTIO_IB_QPT_RC;
-			} else if (!strcasecmp(optarg, "uc")) {
-				o->type = VIRTIO_IB_QPT_UC;
-			} else if (!strcasecmp(optarg, "ud")) {
-				o->type = VIRTIO_IB_QPT_UD;
-			} else {
-				fprintf(stderr, "%s: invalid transport '%s' for -T (rc, uc or ud)\n",
-					prog, optarg);
-				ret = -EINVAL;
-			}
-			break;
-		case 'p':
-			ret = parse_uint("-p", optarg, 0, 65535, &o->tcp_port);
-			break;
-		case 'd':
-			o->socket = optarg;
-			break;
-		case 'i':
-			ret = parse_uint("-i", optarg, 1, 255, &o->ib_port);
-			break;
-		case 's':
-			ret = parse_uint("-s", optarg, 0, INT_MAX, &o->size);
-			size_set = true;
-			break;
-		case 'm':
-			ret = parse_uint("-m", optarg, 0, UINT_MAX, &v);
-			if (!ret && !(o->mtu = mtu_to_enum(v))) {
-				fprintf(stderr, "%s: invalid MTU '%s' for -m (256, 512, 1024, 2048 or 4096)\n",
-					prog, optarg);
-				ret = -EINVAL;
-			}
-			mtu_set = true;
-			break;
-		case 'r':
-			/* the device takes at most max_qp_wr (4096) receives */
-			ret = parse_uint("-r", optarg, 1, 32768, &o->rx_depth);
-			break;
-		case 'n':
-			ret = parse_uint("-n", optarg, 1, INT_MAX, &o->iters);
-			break;
-		case 'l':
-			ret = parse_uint("-l", optarg, 0, 15, &o->sl);
-			break;
-		case 'e':
-			o->events = true;
-			break;
-		case 'g':
-			ret = parse_uint("-g", optarg, 0, VIRTIO_RDMA_GID_TBL_LEN - 1, &v);
-			o->gidx = (int)v;
-			break;
-		case 'c':
-			o->chk = true;
-			break;
-		case 't':
-			ret = parse_uint("--timeout", optarg, 1, 86400, &o->timeout_s);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			ret = -EINVAL;	/* getopt said why */
-			break;
-		}
-		if (ret) {
-			usage(stderr);
-			return ret;
-		}
+	ret = opt_parse(&table, o, argc, argv, &first);
+	if (ret == 1)
+		return 1;
+	if (ret) {
+		usage(stderr);
+		return ret == OPT_UNKNOWN ? -EINVAL : ret;
 	}
-	if (optind == argc - 1) {
-		o->servername = argv[optind];
-	} else if (optind < argc) {
-		fprintf(stderr, "%s: one server host name at most\n", prog);
+	if (first == argc - 1) {
+		o->servername = argv[first];
+	} else if (first < argc) {
+		fprintf(stderr, "%s: one server host name at most\n", table.prog);
 		usage(stderr);
 		return -EINVAL;
 	}
 	if (o->type == VIRTIO_IB_QPT_UD) {
 		/* ibv_ud_pingpong has no -m: a UD message is one packet of the port's MTU */
-		if (mtu_set) {
+		if (o->mtu_set) {
 			fprintf(stderr, "%s: -m is not an option of -T ud (the port's MTU applies)\n",
-				prog);
+				table.prog);
 			usage(stderr);
 			return -EINVAL;
 		}
-		if (!size_set)
+		if (!o->size_set)
 			o->size = 1024;
 	}
 	if (!o->socket) {
@@ -1032,7 +1019,7 @@ int main(int argc, char **argv)
 	unsigned int bad = 0;
 	int ret;
 
-	prog = argv[0];
+	table.prog = argv[0];
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : 1;
