@@ -35,6 +35,7 @@ struct opt {
 	size_t off;		/* where it goes in the tool's struct */
 	unsigned long min, max;	/* OPT_UINT's range (also for OPT_CALL's use) */
 	opt_call_fn *call;
+	const char *what;	/* the value's name in complaints, for OPT_CALL's use */
 	const char *metavar;	/* the help's "--name=<metavar>"; NULL: "--name" */
 	const char *help;
 };

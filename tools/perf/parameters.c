@@ -3,14 +3,78 @@
  * vrdma-perf's options (perftest_parameters.c: the parser,
  * force_dependecies) and -a's sizes.
  */
-#include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 
+#include "common/opts.h"
 #include "perf.h"
 
 /* ---- parameters (perftest_parameters.c: parser, force_dependecies) ---- */
 
 const char *prog = "vrdma-perf";
+
+static int set_opt(void *dest, const struct opt *o, const char *arg);
+
+#define OFF(field)	offsetof(struct perf, field)
+#define ARG(k, long_name, meta, text) \
+	{ k, long_name, OPT_CALL, true, .call = set_opt, .metavar = meta, .help = text }
+/* a number in [lo, hi], checked (perftest's complaint names it name) before
+ * set_opt's case */
+#define RANGE(k, long_name, meta, name, lo, hi, text) \
+	{ k, long_name, OPT_CALL, true, .min = lo, .max = hi, .call = set_opt, .metavar = meta, \
+	  .what = name, .help = text }
+#define NOARG(k, long_name, text) { k, long_name, OPT_CALL, false, .call = set_opt, .help = text }
+/* In perftest's order of long options (getopt lists an abbreviation's
+ * possibilities in it); the help is sorted by letter. perftest's own rules
+ * and complaints for each value are set_opt's. */
+static const struct opt options[] = {
+	ARG('p', "port", "port", "Listen on/connect to port <port> (default " OPT_STR(DEF_PORT) ")"),
+	{ 'd', "ib-dev", OPT_STRING, .off = OFF(dev), .metavar = "socket",
+	  .help = "The VM's vhost-user socket (instead of an IB device)" },
+	ARG('i', "ib-port", "port", "Use port <port> of the device (default 1)"),
+	ARG('m', "mtu", "mtu", "MTU size : 256 - 4096 (default port mtu)"),
+	ARG('s', "size", "size", "Size of message to exchange (default " OPT_STR(DEF_SIZE_BW)
+	    "; latency " OPT_STR(DEF_SIZE_LAT) ")"),
+	RANGE('n', "iters", "iters", "Iteration num", MIN_ITER, MAX_ITER,
+	      "Number of exchanges (at least " OPT_STR(MIN_ITER) ", default "
+	      OPT_STR(DEF_ITERS) "; write_bw " OPT_STR(DEF_ITERS_WB) ")"),
+	RANGE('t', "tx-depth", "dep", "Tx depth", MIN_TX, MAX_TX,
+	      "Size of tx queue (default " OPT_STR(DEF_TX_BW) "; latency "
+	      OPT_STR(DEF_TX_LAT) ")"),
+	RANGE('u', "qp-timeout", "timeout", "QP Timeout", 0, 31,
+	      "QP timeout, timeout value is 4 usec * 2 ^(timeout), default "
+	      OPT_STR(DEF_QP_TIME)),
+	ARG('S', "sl", "sl", "SL (default 0)"),
+	RANGE('x', "gid-index", "index", "Gid index", 0, MAX_GID_IX,
+	      "Test uses GID with GID index"),
+	{ 'a', "all", OPT_SET, .off = OFF(run_all), .help = "Run sizes from 2 till 2^23" },
+	NOARG('F', "CPU-freq", "Accepted; no effect (times come from CLOCK_MONOTONIC)"),
+	ARG('c', "connection", "RC/UC/UD",
+	    "Connection type (default RC): UC for send and write, UD for send"),
+	ARG('q', "qp", "num of qp's", "Num of qp's(default 1); BW tests"),
+	RANGE('I', "inline_size", "size", "Max inline", 0, MAX_INLINE,
+	      "Max size of message to be sent in inline (device max "
+	      OPT_STR(VRDMA_MAX_INLINE) ")"),
+	ARG('o', "outs", "num", "num of outstanding read/atom(default max of device)"),
+	NOARG('h', "help", "Show this help screen."),
+	RANGE('r', "rx-depth", "dep", " Rx depth", MIN_RX, MAX_RX,
+	      "Rx queue size (default " OPT_STR(DEF_RX_SEND) "); send tests"),
+	NOARG('b', "bidirectional", "Measure bidirectional bandwidth (default unidirectional); BW tests"),
+	RANGE('Q', "cq-mod", NULL, "CQ moderation", 1, MAX_CQ_MOD,
+	      "Generate Cqe only after <--cq-mod> completion"),
+	NOARG('N', "noPeak", "Cancel peak-bw calculation (default with peak up to iters=20000)"),
+	NOARG('V', "version", "Display version number"),
+	ARG('l', "post_list", "list size", "Post list of send WQEs of <list size> size; BW tests"),
+	ARG('D', "duration", NULL, "Run test for a customized period of seconds."),
+	ARG('f', "margin", NULL, "measure results within margins. (default=duration/4)"),
+	{ 'G' + 256, "report_gbits", OPT_SET, .off = OFF(gbits),
+	  .help = "Report Max/Average BW of test in Gbit/sec (instead of MB/sec)" },
+};
+
+static const struct opt_table table = {
+	.opts = options, .n = sizeof(options) / sizeof(options[0]),
+	.help_gap = 2, .help_sorted = true,
+};
 
 void usage(void)
 {
@@ -21,71 +85,12 @@ void usage(void)
 	printf("  %s TEST [options] <host>     connect to server at <host>\n", argv0);
 	printf("\nTEST: send_bw write_bw read_bw send_lat write_lat read_lat (perftest's ib_TEST)\n");
 	printf("\nOptions:\n");
-	printf("  -a, --all  Run sizes from 2 till 2^23\n");
-	printf("  -b, --bidirectional  Measure bidirectional bandwidth (default unidirectional); BW tests\n");
-	printf("  -c, --connection=<RC/UC/UD>  Connection type (default RC): UC for send and write, UD for send\n");
-	printf("  -d, --ib-dev=<socket>  The VM's vhost-user socket (instead of an IB device)\n");
-	printf("  -D, --duration  Run test for a customized period of seconds.\n");
-	printf("  -f, --margin  measure results within margins. (default=duration/4)\n");
-	printf("  -F, --CPU-freq  Accepted; no effect (times come from CLOCK_MONOTONIC)\n");
-	printf("  -h, --help  Show this help screen.\n");
-	printf("  -i, --ib-port=<port>  Use port <port> of the device (default 1)\n");
-	printf("  -I, --inline_size=<size>  Max size of message to be sent in inline (device max %d)\n",
-	       VRDMA_MAX_INLINE);
-	printf("  -l, --post_list=<list size>  Post list of send WQEs of <list size> size; BW tests\n");
-	printf("  -m, --mtu=<mtu>  MTU size : 256 - 4096 (default port mtu)\n");
-	printf("  -n, --iters=<iters>  Number of exchanges (at least %d, default %d; write_bw %d)\n",
-	       MIN_ITER, DEF_ITERS, DEF_ITERS_WB);
-	printf("  -N, --noPeak  Cancel peak-bw calculation (default with peak up to iters=20000)\n");
-	printf("  -o, --outs=<num>  num of outstanding read/atom(default max of device)\n");
-	printf("  -p, --port=<port>  Listen on/connect to port <port> (default %d)\n", DEF_PORT);
-	printf("  -q, --qp=<num of qp's>  Num of qp's(default 1); BW tests\n");
-	printf("  -Q, --cq-mod  Generate Cqe only after <--cq-mod> completion\n");
-	printf("  -r, --rx-depth=<dep>  Rx queue size (default %d); send tests\n", DEF_RX_SEND);
-	printf("  -s, --size=<size>  Size of message to exchange (default %d; latency %d)\n",
-	       DEF_SIZE_BW, DEF_SIZE_LAT);
-	printf("  -S, --sl=<sl>  SL (default 0)\n");
-	printf("  -t, --tx-depth=<dep>  Size of tx queue (default %d; latency %d)\n", DEF_TX_BW, DEF_TX_LAT);
-	printf("  -u, --qp-timeout=<timeout>  QP timeout, timeout value is 4 usec * 2 ^(timeout), default %d\n",
-	       DEF_QP_TIME);
-	printf("  -V, --version  Display version number\n");
-	printf("  -x, --gid-index=<index>  Test uses GID with GID index\n");
-	printf("      --report_gbits  Report Max/Average BW of test in Gbit/sec (instead of MB/sec)\n");
+	opt_usage(&table, stdout);
 	printf("\nPerftest's out-of-band exchange (TCP, no rdma_cm) of perftest 4.5-0.17 (version %s).\n",
 	       OOB_VERSION);
 	printf("Not offered: rdma_cm (-R/-z), events (-e), SRQ, XRC/DC/SRD/RawEth, multicast, atomics,\n");
 	printf("dual port, rate limiting, --run_infinitely, cycle reports (-C/-H/-U).\n");
 }
-
-static const struct option long_options[] = {
-	{ .name = "port",		.has_arg = 1, .val = 'p' },
-	{ .name = "ib-dev",		.has_arg = 1, .val = 'd' },
-	{ .name = "ib-port",		.has_arg = 1, .val = 'i' },
-	{ .name = "mtu",		.has_arg = 1, .val = 'm' },
-	{ .name = "size",		.has_arg = 1, .val = 's' },
-	{ .name = "iters",		.has_arg = 1, .val = 'n' },
-	{ .name = "tx-depth",		.has_arg = 1, .val = 't' },
-	{ .name = "qp-timeout",		.has_arg = 1, .val = 'u' },
-	{ .name = "sl",			.has_arg = 1, .val = 'S' },
-	{ .name = "gid-index",		.has_arg = 1, .val = 'x' },
-	{ .name = "all",		.has_arg = 0, .val = 'a' },
-	{ .name = "CPU-freq",		.has_arg = 0, .val = 'F' },
-	{ .name = "connection",		.has_arg = 1, .val = 'c' },
-	{ .name = "qp",			.has_arg = 1, .val = 'q' },
-	{ .name = "inline_size",	.has_arg = 1, .val = 'I' },
-	{ .name = "outs",		.has_arg = 1, .val = 'o' },
-	{ .name = "help",		.has_arg = 0, .val = 'h' },
-	{ .name = "rx-depth",		.has_arg = 1, .val = 'r' },
-	{ .name = "bidirectional",	.has_arg = 0, .val = 'b' },
-	{ .name = "cq-mod",		.has_arg = 1, .val = 'Q' },
-	{ .name = "noPeak",		.has_arg = 0, .val = 'N' },
-	{ .name = "version",		.has_arg = 0, .val = 'V' },
-	{ .name = "post_list",		.has_arg = 1, .val = 'l' },
-	{ .name = "duration",		.has_arg = 1, .val = 'D' },
-	{ .name = "margin",		.has_arg = 1, .val = 'f' },
-	{ .name = "report_gbits",	.has_arg = 0, .val = 'G' + 256 },
-	{ 0 }
-};
 
 /* CHECK_VALUE and friends: a whole integer, else perftest's complaint. */
 static bool parse_long(const char *arg, const char *name, const char *type, long *v)
@@ -250,10 +255,157 @@ static bool force_dependencies(struct perf *p)
 	return true;
 }
 
+/* One option's value, by perftest's rules (CHECK_VALUE and the rest). */
+static int set_opt(void *dest, const struct opt *o, const char *arg)
+{
+	struct perf *p = dest;
+	long v = 0;
+
+	if (o->what && !parse_range(arg, o->what, (long)o->min, (long)o->max, &v))
+		return PARSE_ERROR;
+	switch (o->key) {
+	case 'p':
+		if (!parse_long(arg, "Port", "int", &v))
+			return PARSE_ERROR;
+		p->port = (int)v;
+		break;
+	case 'i':
+		if (!parse_long(arg, "IB Port", "uint8_t", &v))
+			return PARSE_ERROR;
+		if (v < 1 || v > 255) {
+			fprintf(stderr, "IB Port can't be less than %d\n", 1);
+			return PARSE_ERROR;
+		}
+		p->ib_port = (int)v;
+		break;
+	case 'm':
+		if (!parse_long(arg, "MTU", "int", &v))
+			return PARSE_ERROR;
+		p->mtu = (int)v;
+		break;
+	case 'n':
+		p->iters = (uint64_t)v;
+		break;
+	case 't':
+		p->tx_depth = (int)v;
+		break;
+	case 'u':
+		p->qp_timeout = (int)v;
+		break;
+	case 'S':
+		if (!parse_long(arg, "Service Level", "uint8_t", &v))
+			return PARSE_ERROR;
+		if (v < 0 || v > 15) {
+			fprintf(stderr, " Only %d Service levels\n", 15);
+			return PARSE_ERROR;
+		}
+		p->sl = (int)v;
+		break;
+	case 'x':
+		p->gid_index = (int)v;
+		p->use_gid_user = true;
+		break;
+	case 'c':
+		if (!parse_conn(p, arg))
+			return PARSE_EXIT;	/* perftest exit(1)s here */
+		break;
+	case 'q':
+		if (p->tst != BW) {
+			fprintf(stderr, " Multiple QPs only available on bw tests\n");
+			return PARSE_ERROR;
+		}
+		if (!parse_range(arg, "num of Qps", 1, MAX_QP_NUM, &v))
+			return PARSE_ERROR;
+		p->num_qps = (int)v;
+		break;
+	case 'I':
+		if (p->verb == READ) {
+			fprintf(stderr, " Inline feature not available on READ/Atomic verbs\n");
+			return PARSE_ERROR;
+		}
+		p->inline_size = (int)v;
+		break;
+	case 'o':
+		if (!parse_long(arg, "Outstanding Reads", "int", &v))
+			return PARSE_ERROR;
+		if (p->verb != READ) {
+			fprintf(stderr, " Setting Outstanding reads only available on READ verb\n");
+			return PARSE_ERROR;
+		}
+		p->out_reads = (int)v;
+		break;
+	case 'r':
+		if (p->verb != SEND && v > DEF_RX_RDMA) {
+			fprintf(stderr, " On RDMA verbs rx depth can be only 1\n");
+			return PARSE_ERROR;
+		}
+		p->rx_depth = (int)v;
+		break;
+	case 'Q':
+		p->cq_mod = (int)v;
+		p->req_cq_mod = true;
+		break;
+	case 'l':
+		if (!parse_long(arg, "Send Post List size", "int", &v))
+			return PARSE_ERROR;
+		if (v < 1 || v > MAX_TX) {
+			fprintf(stderr, " Send Post List size should be between 1 and %d\n", MAX_TX);
+			return PARSE_ERROR;
+		}
+		p->post_list = (int)v;
+		break;
+	case 'D':
+		if (!parse_long(arg, "Duration period", "int", &v))
+			return PARSE_ERROR;
+		if (v <= 0 || v > INT_MAX / 4) {
+			fprintf(stderr, " %s must be positive\n", "Duration period");
+			return PARSE_ERROR;
+		}
+		p->duration = (int)v;
+		p->dur_mode = true;
+		break;
+	case 'f':
+		if (!parse_long(arg, "Margin", "int", &v))
+			return PARSE_ERROR;
+		if (v < 0 || v > INT_MAX / 4) {
+			fprintf(stderr, " %s must be non-negative\n", "Margin");
+			return PARSE_ERROR;
+		}
+		p->margin = (int)v;
+		break;
+	case 's':
+		if (!parse_size(p, arg))
+			return PARSE_ERROR;
+		break;
+	case 'F':
+		break;	/* perftest: no warning about cpufreq; we use no cycles */
+	case 'b':
+		if (p->tst == LAT) {
+			fprintf(stderr, " Bidirectional is only available in BW test\n");
+			return PARSE_ERROR;
+		}
+		p->duplex = true;
+		break;
+	case 'N':
+		if (p->tst == LAT) {
+			fprintf(stderr, " NoPeak only valid for BW tests\n");
+			return PARSE_ERROR;
+		}
+		p->no_peak = true;
+		break;
+	case 'V':
+		printf("Version: %s\n", OOB_VERSION);
+		return PARSE_EXIT;
+	case 'h':
+		usage();
+		return PARSE_EXIT;
+	}
+	return PARSE_OK;
+}
+
 int parse(struct perf *p, int argc, char **argv)
 {
-	long v;
-	int c;
+	int first, ret;
 
 	p->port = DEF_PORT;
 	p->ib_port = 1;
@@ -277,176 +429,16 @@ int parse(struct perf *p, int argc, char **argv)
 	if (p->cache_line <= 0)
 		p->cache_line = 64;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:d:i:m:s:n:t:u:S:x:c:q:I:o:r:Q:l:D:f:aFhbNV",
-				long_options, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (!parse_long(optarg, "Port", "int", &v))
-				return PARSE_ERROR;
-			p->port = (int)v;
-			break;
-		case 'd':
-			p->dev = optarg;
-			break;
-		case 'i':
-			if (!parse_long(optarg, "IB Port", "uint8_t", &v))
-				return PARSE_ERROR;
-			if (v < 1 || v > 255) {
-				fprintf(stderr, "IB Port can't be less than %d\n", 1);
-				return PARSE_ERROR;
-			}
-			p->ib_port = (int)v;
-			break;
-		case 'm':
-			if (!parse_long(optarg, "MTU", "int", &v))
-				return PARSE_ERROR;
-			p->mtu = (int)v;
-			break;
-		case 'n':
-			if (!parse_range(optarg, "Iteration num", MIN_ITER, MAX_ITER, &v))
-				return PARSE_ERROR;
-			p->iters = (uint64_t)v;
-			break;
-		case 't':
-			if (!parse_range(optarg, "Tx depth", MIN_TX, MAX_TX, &v))
-				return PARSE_ERROR;
-			p->tx_depth = (int)v;
-			break;
-		case 'u':
-			if (!parse_range(optarg, "QP Timeout", 0, 31, &v))
-				return PARSE_ERROR;
-			p->qp_timeout = (int)v;
-			break;
-		case 'S':
-			if (!parse_long(optarg, "Service Level", "uint8_t", &v))
-				return PARSE_ERROR;
-			if (v < 0 || v > 15) {
-				fprintf(stderr, " Only %d Service levels\n", 15);
-				return PARSE_ERROR;
-			}
-			p->sl = (int)v;
-			break;
-		case 'x':
-			if (!parse_range(optarg, "Gid index", 0, MAX_GID_IX, &v))
-				return PARSE_ERROR;
-			p->gid_index = (int)v;
-			p->use_gid_user = true;
-			break;
-		case 'c':
-			if (!parse_conn(p, optarg))
-				return PARSE_EXIT;	/* perftest exit(1)s here */
-			break;
-		case 'q':
-			if (p->tst != BW) {
-				fprintf(stderr, " Multiple QPs only available on bw tests\n");
-				return PARSE_ERROR;
-			}
-			if (!parse_range(optarg, "num of Qps", 1, MAX_QP_NUM, &v))
-				return PARSE_ERROR;
-			p->num_qps = (int)v;
-			break;
-		case 'I':
-			if (!parse_range(optarg, "Max inline", 0, MAX_INLINE, &v))
-				return PARSE_ERROR;
-			if (p->verb == READ) {
-				fprintf(stderr, " Inline feature not available on READ/Atomic verbs\n");
-				return PARSE_ERROR;
-			}
-			p->inline_size = (int)v;
-			break;
-		case 'o':
-			if (!parse_long(optarg, "Outstanding Reads", "int", &v))
-				return PARSE_ERROR;
-			if (p->verb != READ) {
-				fprintf(stderr, " Setting Outstanding reads only available on READ verb\n");
-				return PARSE_ERROR;
-			}
-			p->out_reads = (int)v;
-			break;
-		case 'r':
-			if (!parse_range(optarg, " Rx depth", MIN_RX, MAX_RX, &v))
-				return PARSE_ERROR;
-			if (p->verb != SEND && v > DEF_RX_RDMA) {
-				fprintf(stderr, " On RDMA verbs rx depth can be only 1\n");
-				return PARSE_ERROR;
-			}
-			p->rx_depth = (int)v;
-			break;
-		case 'Q':
-			if (!parse_range(optarg, "CQ moderation", 1, MAX_CQ_MOD, &v))
-				return PARSE_ERROR;
-			p->cq_mod = (int)v;
-			p->req_cq_mod = true;
-			break;
-		case 'l':
-			if (!parse_long(optarg, "Send Post List size", "int", &v))
-				return PARSE_ERROR;
-			if (v < 1 || v > MAX_TX) {
-				fprintf(stderr, " Send Post List size should be between 1 and %d\n", MAX_TX);
-				return PARSE_ERROR;
-			}
-			p->post_list = (int)v;
-			break;
-		case 'D':
-			if (!parse_long(optarg, "Duration period", "int", &v))
-				return PARSE_ERROR;
-			if (v <= 0 || v > INT_MAX / 4) {
-				fprintf(stderr, " %s must be positive\n", "Duration period");
-				return PARSE_ERROR;
-			}
-			p->duration = (int)v;
-			p->dur_mode = true;
-			break;
-		case 'f':
-			if (!parse_long(optarg, "Margin", "int", &v))
-				return PARSE_ERROR;
-			if (v < 0 || v > INT_MAX / 4) {
-				fprintf(stderr, " %s must be non-negative\n", "Margin");
-				return PARSE_ERROR;
-			}
-			p->margin = (int)v;
-			break;
-		case 's':
-			if (!parse_size(p, optarg))
-				return PARSE_ERROR;
-			break;
-		case 'a':
-			p->run_all = true;
-			break;
-		case 'F':
-			break;	/* perftest: no warning about cpufreq; we use no cycles */
-		case 'b':
-			if (p->tst == LAT) {
-				fprintf(stderr, " Bidirectional is only available in BW test\n");
-				return PARSE_ERROR;
-			}
-			p->duplex = true;
-			break;
-		case 'N':
-			if (p->tst == LAT) {
-				fprintf(stderr, " NoPeak only valid for BW tests\n");
-				return PARSE_ERROR;
-			}
-			p->no_peak = true;
-			break;
-		case 'V':
-			printf("Version: %s\n", OOB_VERSION);
-			return PARSE_EXIT;
-		case 'h':
-			usage();
-			return PARSE_EXIT;
-		case 'G' + 256:
-			p->gbits = true;
-			break;
-		default:
-			usage();
-			return PARSE_ERROR;
-		}
+	ret = opt_parse(&table, p, argc, argv, &first);
+	if (ret == OPT_UNKNOWN) {
+		usage();
+		return PARSE_ERROR;
 	}
-	if (optind == argc - 1) {
-		p->servername = argv[optind];
-	} else if (optind < argc) {
+	if (ret)
+		return ret;
+	if (first == argc - 1) {
+		p->servername = argv[first];
+	} else if (first < argc) {
 		fprintf(stderr, " Invalid Command line. Please check command rerun \n");
 		return PARSE_ERROR;
 	}
