@@ -44,7 +44,6 @@ enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
 #define WIRE_MSG		"0000:000000:000000:00000000000000000000000000000000"
 #define WIRE_LEN		sizeof(WIRE_MSG)	/* with the NUL, as rdma-core sends it */
 #define DONE_LEN		sizeof("done")
-#define SHM_PAGE		4096u
 /* Empty CQ polls between looks at the clock and at the daemon's socket. */
 #define POLLS_PER_CHECK		16384u
 
@@ -309,47 +308,27 @@ static int parse_args(int argc, char **argv, struct pp_opts *o)
 
 /* ---- the device ---- */
 
-static size_t page_round(size_t len)
+/* The QP pp_init makes (rdma-core's: one send, rx_depth receives). */
+static struct vrdma_qp_init_attr qp_init_attr(const struct pp_opts *o, struct vrdma_cq *cq)
 {
-	return ((len ? len : 1) + SHM_PAGE - 1) / SHM_PAGE * SHM_PAGE;
+	return (struct vrdma_qp_init_attr){
+		.qp_type = o->type,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.max_send_wr = 1,
+		.max_recv_wr = o->rx_depth,
+		.max_send_sge = 1,
+		.max_recv_sge = 1,
+	};
 }
 
-static size_t ring_entries(size_t n)
-{
-	size_t num = 1;
-
-	while (num < n)
-		num <<= 1;
-	return num;
-}
-
-/* A split ring of num entries in libvrdma's shared memory: descriptors,
- * avail and used rings, rounded to pages. */
-static size_t ring_bytes(size_t num)
-{
-	return page_round(16 * num + 6 + 2 * num + 3 + 6 + 8 * num);
-}
-
-/*
- * The shared memory libvrdma needs for this run (vrdma_open's mem_size):
- * the buffer, each queue's ring plus its WQE or CQE slots, and the control
- * queue. Every allocation takes whole 4 KiB pages. The margin covers the
- * control queue's buffers (32 requests of 1 KiB in libvrdma today) and any
- * growth of libvrdma's own layout.
- */
+/* The shared memory for what pp_init makes (vrdma_open's mem_size). */
 static size_t mem_needed(const struct pp_opts *o, size_t buf_len)
 {
-	size_t cq = ring_entries(o->rx_depth + 1);
-	size_t rq = ring_entries(o->rx_depth);
-	size_t sq = 1;
-	size_t total = page_round(buf_len);
+	struct vrdma_qp_init_attr qp = qp_init_attr(o, NULL);
 
-	total += ring_bytes(cq) + page_round(cq * sizeof(struct virtio_rdma_cqe));
-	total += ring_bytes(rq) + page_round(rq * (sizeof(struct virtio_rdma_cmd_post_recv) +
-						   sizeof(struct virtio_rdma_sge) + 8));
-	total += ring_bytes(sq) + page_round(sq * (sizeof(struct virtio_rdma_cmd_post_send) +
-						   sizeof(struct virtio_rdma_sge) + 8));
-	return total + (256u << 10);
+	return vrdma_mem_ctx() + vrdma_mem_buf(buf_len) + vrdma_mem_reg_mr(buf_len ? buf_len : 1) +
+	       vrdma_mem_cq(o->rx_depth + 1) + vrdma_mem_qp(&qp);
 }
 
 static int pp_post_recv(struct pp_ctx *c, unsigned int n)
@@ -469,15 +448,7 @@ static int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		fprintf(stderr, "Couldn't create CQ: %s\n", vrdma_err(ret));
 		goto close_dev;
 	}
-	init = (struct vrdma_qp_init_attr){
-		.qp_type = o->type,
-		.send_cq = c->cq,
-		.recv_cq = c->cq,
-		.max_send_wr = 1,
-		.max_recv_wr = o->rx_depth,
-		.max_send_sge = 1,
-		.max_recv_sge = 1,
-	};
+	init = qp_init_attr(o, c->cq);
 	ret = vrdma_create_qp(c->pd, &init, &c->qp);
 	if (ret) {
 		fprintf(stderr, "Couldn't create QP: %s\n", vrdma_err(ret));

@@ -223,12 +223,18 @@ void vring_push(struct vring *vq, uint16_t head);
 void vring_publish(struct vring *vq);
 int vring_peek_used(struct vring *vq, uint32_t *id, uint32_t *len);
 void vring_close_fds(struct vring *vq);
+size_t vring_bytes(unsigned int num);
+size_t wq_bytes(uint32_t max_wr, size_t slot_size);
 void wq_free(struct wq *wq);
 int wq_setup(struct vrdma_ctx *ctx, struct wq *wq, unsigned int index, uint32_t max_wr,
 	     size_t slot_size);
 void wq_teardown(struct vrdma_ctx *ctx, struct wq *wq);
 int wq_get(struct vrdma_ctx *ctx, struct wq *wq, size_t len, uint8_t **buf);
 void wq_post(struct vrdma_ctx *ctx, struct wq *wq, unsigned int id, const uint8_t *buf, size_t len);
+
+/* verbs.c (the WQE sizes of a QP's queues) */
+size_t sq_slot_size(const struct vrdma_qp_init_attr *init);
+size_t rq_slot_size(const struct vrdma_qp_init_attr *init);
 
 /* ctrl.c (the control queue) */
 int ctrl_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len,

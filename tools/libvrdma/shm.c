@@ -7,9 +7,14 @@
 
 /* ---- shared memory: first fit over the memfd, in pages ---- */
 
+size_t vrdma_mem_buf(size_t len)
+{
+	return (len ? (len + SHM_PAGE - 1) / SHM_PAGE : 1) * SHM_PAGE;
+}
+
 void *shm_alloc(struct vrdma_ctx *ctx, size_t len)
 {
-	size_t need = (len ? (len + SHM_PAGE - 1) / SHM_PAGE : 1) * SHM_PAGE;
+	size_t need = vrdma_mem_buf(len);
 	struct extent **pp, *e;
 	size_t off;
 
@@ -96,4 +101,34 @@ void vrdma_free_buf(struct vrdma_ctx *ctx, void *buf)
 {
 	if (ctx)
 		shm_free(ctx, buf);
+}
+
+/* ---- what a caller needs to size the memory ---- */
+
+/* First fit never reaches past the sum of every allocation made, freed
+ * ones included: summing them is always enough. */
+size_t vrdma_mem_ctx(void)
+{
+	return vrdma_mem_buf((size_t)CTRL_SLOTS * 2 * CTRL_PART) +
+	       vrdma_mem_buf(vring_bytes(CTRL_RING_SIZE));
+}
+
+size_t vrdma_mem_reg_mr(size_t len)
+{
+	/* page_array: one entry per page touched, at any alignment */
+	return vrdma_mem_buf((len / SHM_PAGE + 2) * sizeof(uint64_t));
+}
+
+size_t vrdma_mem_cq(uint32_t cqe)
+{
+	unsigned int num = ring_size_for(cqe);
+
+	return vrdma_mem_buf((size_t)num * sizeof(struct virtio_rdma_cqe)) +
+	       vrdma_mem_buf(vring_bytes(num));
+}
+
+size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init)
+{
+	return wq_bytes(init->max_send_wr, sq_slot_size(init)) +
+	       wq_bytes(init->max_recv_wr, rq_slot_size(init));
 }

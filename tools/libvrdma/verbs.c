@@ -393,6 +393,19 @@ int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
 	}
 }
 
+/* The largest WQE each queue takes: the header, the SGEs, inline data. */
+size_t sq_slot_size(const struct vrdma_qp_init_attr *init)
+{
+	return sizeof(struct virtio_rdma_cmd_post_send) +
+	       (size_t)init->max_send_sge * sizeof(struct virtio_rdma_sge) + init->max_inline_data;
+}
+
+size_t rq_slot_size(const struct vrdma_qp_init_attr *init)
+{
+	return sizeof(struct virtio_rdma_cmd_post_recv) +
+	       (size_t)init->max_recv_sge * sizeof(struct virtio_rdma_sge);
+}
+
 int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		    struct vrdma_qp **qpp)
 {
@@ -437,14 +450,11 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		goto destroy_qp;
 	}
 	ret = wq_setup(ctx, &qp->sq, VIRTIO_RDMA_SQ_VQ(ctx->max_cq, k), init->max_send_wr,
-		       sizeof(struct virtio_rdma_cmd_post_send) +
-		       (size_t)init->max_send_sge * sizeof(struct virtio_rdma_sge) +
-		       init->max_inline_data);
+		       sq_slot_size(init));
 	if (ret)
 		goto reset_queues;
 	ret = wq_setup(ctx, &qp->rq, VIRTIO_RDMA_RQ_VQ(ctx->max_cq, k), init->max_recv_wr,
-		       sizeof(struct virtio_rdma_cmd_post_recv) +
-		       (size_t)init->max_recv_sge * sizeof(struct virtio_rdma_sge));
+		       rq_slot_size(init));
 	if (ret)
 		goto reset_queues;
 	list_add(&ctx->qps, &qp->link);

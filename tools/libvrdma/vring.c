@@ -17,11 +17,23 @@ void vring_init(struct vring *vq)
 
 /* Allocate the ring in shared memory and hand it to the daemon: the order of
  * vhost-user messages QEMU uses, the ring starting disabled until ENABLE. */
+/* desc, avail and used of a ring of num in one allocation: its size, and
+ * where used starts */
+static size_t used_offset(unsigned int num)
+{
+	return (16 * (size_t)num + 4 + 2 * (size_t)num + 3) & ~(size_t)3;
+}
+
+size_t vring_bytes(unsigned int num)
+{
+	return used_offset(num) + 4 + 8 * (size_t)num;
+}
+
 int vring_setup(struct vrdma_ctx *ctx, struct vring *vq, unsigned int index,
 		unsigned int num, uint16_t avail_flags)
 {
 	size_t desc_len = 16 * (size_t)num;
-	size_t used_off = (desc_len + 4 + 2 * (size_t)num + 3) & ~(size_t)3;
+	size_t used_off = used_offset(num);
 	struct vhost_vring_addr addr;
 	int ret;
 
@@ -34,7 +46,7 @@ int vring_setup(struct vrdma_ctx *ctx, struct vring *vq, unsigned int index,
 		return -EINVAL;
 	vq->index = index;
 	vq->num = num;
-	vq->mem = shm_alloc(ctx, used_off + 4 + 8 * (size_t)num);
+	vq->mem = shm_alloc(ctx, vring_bytes(num));
 	if (!vq->mem)
 		return -ENOMEM;
 	vq->desc = vq->mem;
@@ -152,12 +164,24 @@ void wq_free(struct wq *wq)
 
 /* ---- QPs ---- */
 
+static size_t slot_round(size_t slot_size)
+{
+	return (slot_size + 7) & ~(size_t)7;
+}
+
+size_t wq_bytes(uint32_t max_wr, size_t slot_size)
+{
+	unsigned int num = ring_size_for(max_wr);
+
+	return vrdma_mem_buf(num * slot_round(slot_size)) + vrdma_mem_buf(vring_bytes(num));
+}
+
 int wq_setup(struct vrdma_ctx *ctx, struct wq *wq, unsigned int index, uint32_t max_wr,
 	     size_t slot_size)
 {
 	unsigned int i, num = ring_size_for(max_wr);
 
-	wq->slot_size = (slot_size + 7) & ~(size_t)7;
+	wq->slot_size = slot_round(slot_size);
 	wq->free_ids = calloc(num, sizeof(*wq->free_ids));
 	wq->busy = calloc(num, sizeof(*wq->busy));
 	wq->extra = calloc(num, sizeof(*wq->extra));

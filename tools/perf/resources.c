@@ -7,20 +7,6 @@
 
 /* ---- the device ---- */
 
-static size_t page_up(size_t n)
-{
-	return (n + 4095) & ~(size_t)4095;
-}
-
-static size_t ring_num(uint32_t n)
-{
-	size_t num = 1;
-
-	while (num < n)
-		num <<= 1;
-	return num;
-}
-
 /* BUFF_SIZE and INC of perftest_resources.h */
 uint64_t buff_size_of(uint64_t size, int cycle_buffer)
 {
@@ -44,20 +30,33 @@ static size_t data_buffer_size(const struct perf *p, int cycle_buffer)
 	return n;
 }
 
-/* The shared memory: the data buffer, every ring and WQE slot, the MR's page
- * array while it is registered, and some room (each allocation is rounded to
- * pages). */
+/* What ctx_init asks of each QP. */
+static struct vrdma_qp_init_attr qp_init_attr(const struct perf *p)
+{
+	return (struct vrdma_qp_init_attr){
+		.qp_type = p->conn == RC ? VIRTIO_IB_QPT_RC :
+			   p->conn == UC ? VIRTIO_IB_QPT_UC : VIRTIO_IB_QPT_UD,
+		.send_cq = p->send_cq, .recv_cq = p->recv_cq,
+		.max_send_wr = (uint32_t)p->tx_depth, .max_recv_wr = (uint32_t)p->rx_depth,
+		.max_send_sge = 1, .max_recv_sge = 1,
+		.max_inline_data = (uint32_t)p->inline_size,
+	};
+}
+
+/* The shared memory for what ctx_init makes, before the device is asked
+ * for its inline limit and the peer for its page size: the largest of
+ * both. */
 static size_t mem_size_for(const struct perf *p)
 {
-	size_t sq = ring_num((uint32_t)p->tx_depth), rq = ring_num((uint32_t)p->rx_depth);
-	size_t slot = (88 + 16 + (size_t)(p->inline_size > 0 ? p->inline_size : VRDMA_MAX_INLINE) + 7) & ~7u;
+	struct vrdma_qp_init_attr qp = qp_init_attr(p);
 	size_t data = data_buffer_size(p, MAX_CYCLE_BUFFER);
-	size_t per_qp = page_up(sq * 32 + 16) + page_up(sq * slot) + page_up(rq * 32 + 16) +
-			page_up(rq * 32);
-	size_t cqs = 2 * (page_up(ring_num((uint32_t)(p->tx_depth * p->num_qps)) * 72) +
-			  page_up(ring_num((uint32_t)(p->rx_depth * p->num_qps)) * 72));
 
-	return page_up(data) + page_up(data / 512 + 8) + (size_t)p->num_qps * per_qp + cqs + (2u << 20);
+	if (p->inline_size <= 0)
+		qp.max_inline_data = VRDMA_MAX_INLINE;
+	return vrdma_mem_ctx() + vrdma_mem_buf(data) + vrdma_mem_reg_mr(data) +
+	       vrdma_mem_cq((uint32_t)(p->tx_depth * p->num_qps)) +
+	       vrdma_mem_cq((uint32_t)(p->rx_depth * p->num_qps)) +
+	       (size_t)p->num_qps * vrdma_mem_qp(&qp);
 }
 
 /* ctx_set_out_reads */
@@ -195,14 +194,7 @@ int ctx_init(struct perf *p)
 	for (p->nq = 0; p->nq < p->num_qps; p->nq++) {
 		struct qpc *q = &p->q[p->nq];
 
-		init = (struct vrdma_qp_init_attr){
-			.qp_type = p->conn == RC ? VIRTIO_IB_QPT_RC :
-				   p->conn == UC ? VIRTIO_IB_QPT_UC : VIRTIO_IB_QPT_UD,
-			.send_cq = p->send_cq, .recv_cq = p->recv_cq,
-			.max_send_wr = (uint32_t)p->tx_depth, .max_recv_wr = (uint32_t)p->rx_depth,
-			.max_send_sge = 1, .max_recv_sge = 1,
-			.max_inline_data = (uint32_t)p->inline_size,
-		};
+		init = qp_init_attr(p);
 		ret = vrdma_create_qp(p->pd, &init, &q->qp);
 		if (ret) {
 			/* the device says INVAL for a size beyond its limits
