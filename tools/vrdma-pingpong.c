@@ -18,7 +18,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <limits.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -31,9 +30,9 @@
 #include <unistd.h>
 
 #include "common/opts.h"
+#include "common/status.h"
+#include "common/tcp.h"
 #include "libvrdma.h"
-
-#define IB_WC_SUCCESS			0
 
 enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
 
@@ -88,24 +87,6 @@ struct pp_ctx {
 	struct virtio_rdma_av av;
 	uint32_t remote_qpn;
 };
-
-/* ibv_wc_status_str's words, so that errors read as rdma-core's. */
-static const char *wc_status_str(unsigned int status)
-{
-	static const char *const names[] = {
-		"success", "local length error", "local QP operation error",
-		"local EE context operation error", "local protection error",
-		"Work Request Flushed Error", "memory management operation error",
-		"bad response error", "local access error", "remote invalid request error",
-		"remote access error", "remote operation error",
-		"transport retry counter exceeded", "RNR retry counter exceeded",
-		"local RDD violation error", "remote invalid RD request", "aborted error",
-		"invalid EE context number", "invalid EE context state", "fatal error",
-		"response timeout error", "general error", "TM error", "TM software rendezvous",
-	};
-
-	return status < sizeof(names) / sizeof(names[0]) ? names[status] : "unknown";
-}
 
 static const char *event_name(unsigned int ev)
 {
@@ -651,15 +632,6 @@ static void say_read_error(const char *who, ssize_t n, size_t want)
 		fprintf(stderr, "%s: the peer closed the connection\n", who);
 }
 
-static void set_timeouts(int fd, unsigned int seconds)
-{
-	struct timeval tv = { .tv_sec = seconds };
-
-	/* a silent peer must not keep us here: SO_SNDTIMEO bounds connect() too */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
 static void dest_to_wire(const struct pp_dest *d, char msg[WIRE_LEN])
 {
 	char gid[33];
@@ -695,33 +667,13 @@ static int wire_to_dest(const char msg[WIRE_LEN], struct pp_dest *d)
 static int client_exch_dest(const struct pp_opts *o, const struct pp_dest *my,
 			    struct pp_dest *rem)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[8], msg[WIRE_LEN];
-	int fd = -1, n, ret = -1;
+	char msg[WIRE_LEN];
+	int fd, ret = -1;
 	ssize_t got;
 
-	snprintf(service, sizeof(service), "%u", o->tcp_port);
-	n = getaddrinfo(o->servername, service, &hints, &res);
-	if (n) {
-		fprintf(stderr, "%s for %s:%u\n", gai_strerror(n), o->servername, o->tcp_port);
+	fd = tcp_connect(o->servername, (int)o->tcp_port, AF_UNSPEC, o->timeout_s);
+	if (fd < 0)
 		return -1;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		set_timeouts(fd, o->timeout_s);
-		if (!connect(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, "Couldn't connect to %s:%u\n", o->servername, o->tcp_port);
-		return -1;
-	}
 
 	dest_to_wire(my, msg);
 	if (write_all(fd, msg, WIRE_LEN)) {
@@ -745,38 +697,13 @@ close_fd:
 static int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct pp_dest *rem)
 {
 	const struct pp_opts *o = c->o;
-	struct addrinfo hints = {
-		.ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-	};
-	struct addrinfo *res, *t;
-	char service[8], msg[WIRE_LEN];
-	int lfd = -1, fd, n, ret = -1;
+	char msg[WIRE_LEN];
+	int lfd, fd, ret = -1;
 	ssize_t got;
 
-	snprintf(service, sizeof(service), "%u", o->tcp_port);
-	n = getaddrinfo(NULL, service, &hints, &res);
-	if (n) {
-		fprintf(stderr, "%s for port %u\n", gai_strerror(n), o->tcp_port);
+	lfd = tcp_listen((int)o->tcp_port, AF_UNSPEC);
+	if (lfd < 0)
 		return -1;
-	}
-	for (t = res; t; t = t->ai_next) {
-		lfd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (lfd < 0)
-			continue;
-		n = 1;
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &n, sizeof(n));
-		if (!bind(lfd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(lfd);
-		lfd = -1;
-	}
-	freeaddrinfo(res);
-	if (lfd < 0 || listen(lfd, 1)) {
-		fprintf(stderr, "Couldn't listen to port %u\n", o->tcp_port);
-		if (lfd >= 0)
-			close(lfd);
-		return -1;
-	}
 	/* a server waits for its client as long as it takes */
 	do
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -786,7 +713,7 @@ static int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct p
 		fprintf(stderr, "accept() failed: %s\n", strerror(errno));
 		return -1;
 	}
-	set_timeouts(fd, o->timeout_s);
+	tcp_timeouts(fd, o->timeout_s);
 
 	got = read_all(fd, msg, WIRE_LEN);
 	if (got != (ssize_t)WIRE_LEN) {

@@ -9,12 +9,12 @@
  */
 #include <arpa/inet.h>
 #include <endian.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include "common/tcp.h"
 #include "perf.h"
 
 static int64_t oob_now_ms(void)
@@ -229,32 +229,12 @@ static void oob_keepalive(int fd)
 /* ethernet_client_connect: IPv4 only, as perftest (AF_INET hints). */
 static int oob_client_connect(struct oob *o, const char *server, int port)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[16];
-	int fd = -1, r;
+	int fd = tcp_connect(server, port, AF_INET, 0);
 
-	snprintf(service, sizeof(service), "%d", port);
-	r = getaddrinfo(server, service, &hints, &res);
-	if (r) {
-		fprintf(stderr, "%s for %s:%d\n", gai_strerror(r), server, port);
+	if (fd == -EHOSTUNREACH)
 		fprintf(stderr, "Problem in resolving basic address and port\n");
-		return -EHOSTUNREACH;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (!connect(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, "Couldn't connect to %s:%d\n", server, port);
-		return -ECONNREFUSED;
-	}
+	if (fd < 0)
+		return fd;
 	oob_keepalive(fd);
 	o->fd = fd;
 	o->client = true;
@@ -264,39 +244,13 @@ static int oob_client_connect(struct oob *o, const char *server, int port)
 /* ethernet_server_connect: listen on every address, take one client. */
 static int oob_server_accept(struct oob *o, int port)
 {
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[16];
-	int fd = -1, conn, on = 1, r;
+	int fd, conn, r;
 
-	snprintf(service, sizeof(service), "%d", port);
-	r = getaddrinfo(NULL, service, &hints, &res);
-	if (r) {
-		fprintf(stderr, "%s for port %d\n", gai_strerror(r), port);
+	fd = tcp_listen(port, AF_INET);
+	if (fd == -EINVAL)
 		fprintf(stderr, "Problem in resolving basic address and port\n");
-		return -EINVAL;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-		if (!bind(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, "Couldn't listen to port %d\n", port);
-		return -EADDRINUSE;
-	}
-	if (listen(fd, 1) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+	if (fd < 0)
+		return fd;
 	conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 	r = -errno;
 	close(fd);

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/status.h"
 #include "libvrdma.h"
 
 #define OOB_VERSION		"6.06"	/* perftest 4.5-0.17's configure.ac */
@@ -67,7 +68,6 @@ struct oob {
 /* ---- IB numbers the ABI header does not name ---- */
 
 #define IB_PORT_ACTIVE		4
-#define IB_WC_SUCCESS		0
 
 /* ---- perftest's defaults and limits (perftest_parameters.h) ---- */
 

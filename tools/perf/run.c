@@ -199,20 +199,6 @@ static int post_send(struct perf *p, int index)
 	return 0;
 }
 
-static const char *wc_status_str(uint8_t s)
-{
-	static const char *const names[] = {
-		"success", "local length error", "local QP operation error",
-		"local EE context operation error", "local protection error",
-		"Work Request Flushed Error", "memory management operation error",
-		"bad response error", "local access error", "remote invalid request error",
-		"remote access error", "remote operation error", "transport retry counter exceeded",
-		"RNR retry counter exceeded",
-	};
-
-	return s < sizeof(names) / sizeof(names[0]) ? names[s] : "error";
-}
-
 /* Duration mode: once the sampling window is over the result is in, so a
  * peer that stopped a moment earlier and took its QPs away (errors on the
  * last in-flight message) ends the run instead of failing it. perftest
