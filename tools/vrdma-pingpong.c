@@ -468,35 +468,26 @@ close_dev:
 	return -1;
 }
 
+/* A step of pp_close: true if it failed (and said so). */
+static bool failed(int ret, const char *what)
+{
+	if (ret)
+		fprintf(stderr, "Couldn't %s: %s\n", what, vrdma_err(ret));
+	return ret != 0;
+}
+
 /* Tear down in rdma-core's order; each failure is reported. */
 static int pp_close(struct pp_ctx *c)
 {
-	int ret;
+	bool bad = failed(vrdma_destroy_qp(c->qp), "destroy QP") ||
+		   failed(vrdma_destroy_cq(c->cq), "destroy CQ") ||
+		   failed(vrdma_dereg_mr(c->mr), "deregister MR") ||
+		   failed(vrdma_dealloc_pd(c->pd), "deallocate PD");
 
-	ret = vrdma_destroy_qp(c->qp);
-	if (ret) {
-		fprintf(stderr, "Couldn't destroy QP: %s\n", vrdma_err(ret));
-		goto close_dev;
-	}
-	ret = vrdma_destroy_cq(c->cq);
-	if (ret) {
-		fprintf(stderr, "Couldn't destroy CQ: %s\n", vrdma_err(ret));
-		goto close_dev;
-	}
-	ret = vrdma_dereg_mr(c->mr);
-	if (ret) {
-		fprintf(stderr, "Couldn't deregister MR: %s\n", vrdma_err(ret));
-		goto close_dev;
-	}
-	ret = vrdma_dealloc_pd(c->pd);
-	if (ret) {
-		fprintf(stderr, "Couldn't deallocate PD: %s\n", vrdma_err(ret));
-		goto close_dev;
-	}
-	vrdma_free_buf(c->dev, c->buf);
-close_dev:
+	if (!bad)
+		vrdma_free_buf(c->dev, c->buf);
 	pp_free(c);
-	return ret ? -1 : 0;
+	return bad ? -1 : 0;
 }
 
 static bool gid_is_global(const uint8_t gid[16])

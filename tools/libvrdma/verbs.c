@@ -223,6 +223,15 @@ uint32_t vrdma_mr_handle(const struct vrdma_mr *mr)
 
 /* ---- CQs ---- */
 
+/* Reset the CQ's queue; its buffers are freed unless the device may still
+ * write there. */
+static void cq_reset(struct vrdma_ctx *ctx, struct vrdma_cq *cq)
+{
+	if (vring_teardown(ctx, &cq->vq))
+		shm_free(ctx, cq->bufs);
+	cq->bufs = NULL;
+}
+
 int vrdma_create_cq(struct vrdma_ctx *ctx, uint32_t cqe, struct vrdma_cq **cqp)
 {
 	struct virtio_rdma_cmd_create_cq req = { .cqe = cqe };
@@ -250,7 +259,7 @@ int vrdma_create_cq(struct vrdma_ctx *ctx, uint32_t cqe, struct vrdma_cq **cqp)
 	cq->bufs = shm_alloc(ctx, (size_t)num * sizeof(*cq->bufs));
 	if (!cq->bufs) {
 		ret = -ENOMEM;
-		goto free_bufs;
+		goto destroy_cq;
 	}
 	ret = vring_setup(ctx, &cq->vq, VIRTIO_RDMA_CQ_VQ(cq->cqn), num, 0);
 	if (ret)
@@ -269,10 +278,7 @@ int vrdma_create_cq(struct vrdma_ctx *ctx, uint32_t cqe, struct vrdma_cq **cqp)
 	return 0;
 
 reset_ring:
-	if (!vring_teardown(ctx, &cq->vq))
-		cq->bufs = NULL;	/* the device may still write there */
-free_bufs:
-	shm_free(ctx, cq->bufs);
+	cq_reset(ctx, cq);
 destroy_cq:
 	destroy_cmd(ctx, VIRTIO_CMD_DESTROY_CQ, cq->cqn);
 free_cq:
@@ -292,8 +298,7 @@ int vrdma_destroy_cq(struct vrdma_cq *cq)
 	if (ret)
 		return ret;
 	/* the driver must reset the queue of a destroyed CQ */
-	if (vring_teardown(ctx, &cq->vq))
-		shm_free(ctx, cq->bufs);
+	cq_reset(ctx, cq);
 	list_del(&cq->link);
 	free(cq);
 	return 0;
