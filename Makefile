@@ -283,7 +283,7 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-PINGPONG_SRCS := tools/vrdma-pingpong.c $(TOOLS_COMMON_SRCS)
+PINGPONG_SRCS := $(wildcard tools/pingpong/*.c) $(TOOLS_COMMON_SRCS)
 $(BUILD)/vrdma-pingpong: $(call objs,rel,$(PINGPONG_SRCS)) $(call libvrdma,rel)
 $(BUILD)/vrdma-perf: $(call objs,rel,$(PERF_SRCS)) $(call libvrdma,rel)
 $(BUILD)/asan/vrdma-pingpong: $(call objs,asan,$(PINGPONG_SRCS)) $(call libvrdma,asan)
