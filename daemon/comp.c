@@ -91,6 +91,19 @@ static uint32_t comp_acked(struct eng_qp *qp, uint32_t psn)
 	return psn;
 }
 
+/* The responder is still answering our READs, in or out of sequence (the
+ * rest of a stream past a gap, a replay of an older request): a running
+ * retransmit timer starts over, as rxe's does on every response. Without
+ * this a slow responder's stream outlasts the timeout, each expiry asks
+ * again, and it queues one more full replay per request (9.7.6.1.3). The
+ * retry count is not restored: only in-sequence data is progress. */
+static void comp_alive(struct eng_qp *qp)
+{
+	if (qp->comp.deadline)
+		qp->comp.deadline = qp->dev->ops->now_ns(qp->dev->ctx) +
+				    eng_timeout_ns(qp->attr.timeout);
+}
+
 static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	struct eng_swqe *w;
@@ -98,6 +111,7 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 	uint64_t off;
 	enum eng_wc_status st;
 
+	comp_alive(qp);
 	/* Its AETH (FIRST, LAST, ONLY) acknowledges what came before the READ. */
 	retire_before(qp, psn);
 	w = head_wqe(qp);
@@ -241,7 +255,9 @@ void eng_comp_timers(struct eng_qp *qp, uint64_t now)
 		return;
 	}
 	qp->comp.retry_left--;
-	qp->comp.gap_handled = false;
+	/* This resend asks for a READ's missing responses too: what arrives
+	 * out of sequence before it is answered is no new gap. */
+	qp->comp.gap_handled = true;
 	eng_count(qp, ENG_CNT_RETRY_TIMEOUT);
 	eng_req_rewind(qp, qp->comp.psn);
 }
