@@ -6,7 +6,8 @@
  *
  * - An ACK covers every PSN up to its own, except a READ's: a READ completes
  *   only with its data, so an ACK beyond a READ whose responses are missing
- *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses.
+ *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses. The READ
+ *   is asked for again from the gap, a part at a time (ENG_READ_RESEND_MAX).
  * - A PSN-sequence NAK goes back to the PSN it names (go-back-N); an RNR NAK
  *   waits the responder's RNR time first (rnr_retry 7: for ever, 9.7.5.2.8);
  *   an error NAK completes the WQE with its status and the QP goes to ERR.
@@ -150,6 +151,8 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 	eng_comp_progress(qp, w->rd_next);
 	if (psn == w->last_psn)
 		eng_req_retire(qp, ENG_WC_SUCCESS);
+	else if (w->rd_next == w->rd_end)
+		eng_req_rewind(qp, w->rd_next);	/* a shortened resend is in: the next part */
 }
 
 static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
