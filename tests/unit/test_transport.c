@@ -15,7 +15,8 @@
  * reordering (exactly once, in order); UC under loss (never corrupted); RNR
  * waits and RNR_RETRY_EXC_ERR; RETRY_EXC_ERR with the rest flushed; UD with
  * the GRH area; bad rkey; a WRITE wrapping 2^64; ghost ACKs, READ-response
- * gaps, an unexpected opcode, a packet for a QP in RESET.
+ * gaps, an unexpected opcode, a packet for a QP in RESET; a READ responder
+ * slower than the retransmit timeout, losing a response.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
