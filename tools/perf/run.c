@@ -157,9 +157,22 @@ static int repost_recv(struct perf *p, int i)
 	return 0;
 }
 
-static bool stalled(uint64_t since)
+/* How long nothing may complete: STALL_MS, plus the time the data that may
+ * be in flight takes at 1 MB/s. With CQ moderation a run of long messages
+ * completes once, at its end (20 READs of 8 MiB from Soft-RoCE in a TCG
+ * guest take ~7 s), which is not a stall. */
+static uint64_t stall_ns(const struct perf *p)
 {
-	return now_ns() - since > (uint64_t)STALL_MS * 1000000u;
+	uint64_t depth = p->tx_depth > 0 ? (uint64_t)p->tx_depth : 1;
+
+	if (depth > p->iters)
+		depth = p->iters;
+	return (uint64_t)STALL_MS * 1000000u + p->size * depth * 1000u;
+}
+
+static bool stalled(const struct perf *p, uint64_t since)
+{
+	return now_ns() - since > stall_ns(p);
 }
 
 /* post_send_method: QP index's post_list WRs. A momentarily full ring
@@ -190,7 +203,7 @@ static int post_send(struct perf *p, int index)
 		while ((ret = vrdma_post_send(q->qp, &wr)) == -ENOMEM) {
 			if (!t0)
 				t0 = now_ns();
-			else if (stalled(t0))
+			else if (stalled(p, t0))
 				break;
 		}
 		if (ret)
@@ -268,8 +281,8 @@ static int stall_error(struct perf *p, const char *what, uint64_t a, uint64_t b)
 {
 	if (dur_finished(p))
 		return 0;
-	fprintf(stderr, " No completion for %d seconds (%s %lu/%lu), giving up\n", STALL_MS / 1000,
-		what, (unsigned long)a, (unsigned long)b);
+	fprintf(stderr, " No completion for %lu seconds (%s %lu/%lu), giving up\n",
+		(unsigned long)(stall_ns(p) / 1000000000u), what, (unsigned long)a, (unsigned long)b);
 	return -ETIMEDOUT;
 }
 
@@ -354,7 +367,7 @@ int run_iter_bw(struct perf *p)
 		if (ne == 0) {
 			if (totscnt == totccnt)
 				last = now_ns();
-			else if (stalled(last))
+			else if (stalled(p, last))
 				return stall_error(p, "completed/posted", totccnt, totscnt);
 			continue;
 		}
@@ -422,7 +435,7 @@ int run_iter_bw_server(struct perf *p)
 		} while (ne > 0);
 		if (ne < 0)
 			return ne;
-		if (stalled(last))
+		if (stalled(p, last))
 			return stall_error(p, "received", rcnt, tot_iters);
 	}
 	if (!is_dur(p))
@@ -481,7 +494,7 @@ int run_iter_bi(struct perf *p)
 		}
 		if (progress)
 			last = now_ns();
-		else if (stalled(last))
+		else if (stalled(p, last))
 			return stall_error(p, "sent/received", totccnt, totrcnt);
 	}
 	if (p->no_peak && !is_dur(p))
@@ -500,7 +513,7 @@ static int wait_one(struct perf *p, struct vrdma_cq *cq, struct virtio_rdma_cqe 
 		dur_tick(p);
 		if (is_dur(p) && p->state == END_STATE)
 			return 0;
-		if (stalled(t0))
+		if (stalled(p, t0))
 			return stall_error(p, "completions", 0, 1);
 	}
 	return ne;
@@ -537,7 +550,7 @@ int run_iter_lat_write(struct perf *p)
 				if (++spins % 1024)
 					continue;
 				dur_tick(p);
-				if (stalled(t0))
+				if (stalled(p, t0))
 					return stall_error(p, "received", rcnt - 1, p->iters);
 			}
 		}
@@ -626,7 +639,7 @@ int run_iter_lat_send(struct perf *p)
 				if (ne < 0)
 					return ne;
 				if (ne == 0) {
-					if (stalled(t0))
+					if (stalled(p, t0))
 						return stall_error(p, "received", rcnt, p->iters);
 					continue;
 				}
