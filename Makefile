@@ -67,6 +67,9 @@ TOOL_INC := -Iinclude -Itools
 DAEMON_MAIN := daemon/core/main.c
 sub_srcs = $(filter-out $(DAEMON_MAIN),$(wildcard daemon/$(1)/*.c))
 CTL_SRCS := tools/vrdmactl.c
+# libvrdma, one archive per flavour, linked into the perf tools and tests.
+LIBVRDMA_SRCS := $(wildcard tools/libvrdma/*.c)
+libvrdma = $(OBJ)/$(1)/tools/libvrdma.a
 UNIT_TESTS := $(patsubst tests/unit/%.c,%,$(wildcard tests/unit/test_*.c))
 
 # Objects in three flavours, each source compiled once per flavour: rel
@@ -85,8 +88,10 @@ BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
 FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
-# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-TOOL_PROGS := $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/vrdma-*.c))
+# The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
+TOOL_PROGS := $(BUILD)/vrdma-pingpong $(BUILD)/vrdma-perf
+TOOLS_COMMON_SRCS := $(wildcard tools/common/*.c)
+PERF_SRCS := $(wildcard tools/perf/*.c) $(TOOLS_COMMON_SRCS)
 SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
@@ -197,6 +202,13 @@ $(call test_lib,$(1)): $(call objs,$(1),$(TESTLIB_SRCS))
 endef
 $(foreach f,rel asan fuzz,$(eval $(call TEST_LIB,$(f))))
 
+define LIBVRDMA_LIB
+$(call libvrdma,$(1)): $(call objs,$(1),$(LIBVRDMA_SRCS))
+	$$(call say,AR,$$@)
+	$$(Q)rm -f $$@ && $(AR) rcs $$@ $$^
+endef
+$(foreach f,rel asan,$(eval $(call LIBVRDMA_LIB,$(f))))
+
 -include $(shell find $(OBJ) -name '*.d' 2> /dev/null)
 
 # ---- linking ----
@@ -283,11 +295,15 @@ unit: $(SAN_TESTS)
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
-$(BUILD)/vrdma-%: $(OBJ)/rel/tools/vrdma-%.o $(OBJ)/rel/tools/libvrdma.o
+PINGPONG_SRCS := $(wildcard tools/pingpong/*.c) $(TOOLS_COMMON_SRCS)
+$(BUILD)/vrdma-pingpong: $(call objs,rel,$(PINGPONG_SRCS)) $(call libvrdma,rel)
+$(BUILD)/vrdma-perf: $(call objs,rel,$(PERF_SRCS)) $(call libvrdma,rel)
+$(BUILD)/asan/vrdma-pingpong: $(call objs,asan,$(PINGPONG_SRCS)) $(call libvrdma,asan)
+$(BUILD)/asan/vrdma-perf: $(call objs,asan,$(PERF_SRCS)) $(call libvrdma,asan)
+$(TOOL_PROGS):
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ -lm
-
-$(BUILD)/asan/vrdma-%: $(OBJ)/asan/tools/vrdma-%.o $(OBJ)/asan/tools/libvrdma.o
+$(SAN_TOOL_PROGS):
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ -lm
 
@@ -298,13 +314,13 @@ $(BUILD)/xsk_raw: $(OBJ)/rel/tests/bench/xsk_raw.o $(call daemon_libs,rel)
 	$(Q)$(CC) $(CFLAGS) $< $(call link_libs,rel) -o $@ $(pkg_libs)
 
 # libvrdma's end-to-end test program, against a running vrdmad.
-$(BUILD)/asan/vrdma_test: $(OBJ)/asan/tests/integration/vrdma_test.o $(OBJ)/asan/tools/libvrdma.o
+$(BUILD)/asan/vrdma_test: $(OBJ)/asan/tests/integration/vrdma_test.o $(call libvrdma,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
-# A front end that attacks the daemon (issue 15), on libvrdma's code
-# compiled into it: the library itself has no such knob.
-$(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o
+# A front end that attacks the daemon (issue 15) with libvrdma's insides
+# (tools/libvrdma/internal.h): the library itself has no such knob.
+$(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o $(call libvrdma,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
@@ -368,7 +384,7 @@ $(BUILD)/udp_blast: $(OBJ)/rel/tests/bench/udp_blast.o
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
-$(BUILD)/qp_mem: $(OBJ)/rel/tests/bench/qp_mem.o $(OBJ)/rel/tools/libvrdma.o
+$(BUILD)/qp_mem: $(OBJ)/rel/tests/bench/qp_mem.o $(call libvrdma,rel)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 

@@ -60,6 +60,18 @@ int vrdma_ctrl_raw(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t r
 void *vrdma_alloc_buf(struct vrdma_ctx *ctx, size_t len);
 void vrdma_free_buf(struct vrdma_ctx *ctx, void *buf);
 
+/* The shared memory a program needs (vrdma_open's mem_size) is the sum of
+ * what it makes: vrdma_mem_ctx() for the context itself, vrdma_mem_buf for
+ * each buffer, vrdma_mem_reg_mr for each registration (a page list that
+ * lives while the command runs), vrdma_mem_cq and vrdma_mem_qp for each CQ
+ * and QP (rings and WQE slots). Each allocation takes whole 4 KiB pages. */
+size_t vrdma_mem_ctx(void);
+size_t vrdma_mem_buf(size_t len);
+size_t vrdma_mem_reg_mr(size_t len);
+size_t vrdma_mem_cq(uint32_t cqe);
+struct vrdma_qp_init_attr;
+size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init);
+
 int vrdma_alloc_pd(struct vrdma_ctx *ctx, struct vrdma_pd **pd);
 int vrdma_dealloc_pd(struct vrdma_pd *pd);
 uint32_t vrdma_pd_handle(const struct vrdma_pd *pd);

@@ -327,12 +327,13 @@ static const struct option opts[] = {
 
 /* Options may come before and after the command (`vrdmactl stats --json`):
  * parse up to the first non-option ('+'), then again after the command.
- * Returns -1 to go on, else the exit code. */
+ * Returns -1 to go on (optind at the first operand), else the exit code. */
 static int parse_opts(int argc, char **argv, const char *optstring, const char **path,
 		      bool *json)
 {
 	int c;
 
+	optind = 0;	/* getopt starts over: argv is a command's own */
 	while ((c = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		switch (c) {
 		case 's': *path = optarg; break;
@@ -351,7 +352,6 @@ static int cmd_show(int argc, char **argv, const char *path, bool json)
 	json_object *ans, *data;
 	int ret;
 
-	optind = 0;
 	ret = parse_opts(argc, argv, "s:jh", &path, &json);
 	if (ret >= 0)
 		return ret;
@@ -502,7 +502,6 @@ static int cmd_del_vm(int argc, char **argv, const char *path, bool json)
 	json_object *req, *ans;
 	int ret;
 
-	optind = 0;
 	ret = parse_opts(argc, argv, "jh", &path, &json);
 	if (ret >= 0)
 		return ret;

@@ -49,12 +49,6 @@ struct vdev_stats {
 	uint64_t refused_mrs;		/* MR commands refused at max_mr or max_mr_pages */
 };
 
-/* A WQE's limits, from its QP. */
-struct vdev_wq_limits {
-	uint8_t qp_type;		/* VIRTIO_IB_QPT_* */
-	uint32_t max_sge, max_inline;
-};
-
 #define VDEV_MAX_PD	1024
 #define VDEV_MAX_QP_WR	4096
 #define VDEV_MAX_WQE	(sizeof(struct virtio_rdma_cmd_post_send) + \
@@ -64,26 +58,6 @@ struct vdev_wq_limits {
  * heavy page lists delay the other devices of its worker by at most this
  * plus one command. */
 #define VDEV_POLL_PAGES	(1u << 18)
-
-/* A send WQE decoded (sg_list/ud.ah point inside it, inline data into the
- * buffer it came from). */
-struct vdev_send_wqe {
-	struct eng_send_wr wr;
-	struct eng_sge sge[ENG_MAX_SGE];
-	struct eng_ah_attr ah;
-};
-
-struct vdev_recv_wqe {
-	struct eng_recv_wr wr;
-	struct eng_sge sge[ENG_MAX_SGE];
-};
-
-/* Decode one WQE (a stable copy of the guest's bytes). 0, or -EINVAL for a
- * malformed one, -EOPNOTSUPP for an opcode or flag not offered. */
-int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_limits *lim,
-			struct vdev_send_wqe *out);
-int vdev_parse_recv_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_limits *lim,
-			struct vdev_recv_wqe *out);
 
 struct vdev_cq;
 struct vdev_qp;
@@ -131,13 +105,6 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt);
  * After waking: stop kicks. */
 bool vdev_want_kicks(struct vdev *v, bool wanted);
 
-/* Execute one control command (the bytes after the command byte) into rsp;
- * returns the status byte, *rsp_len the response length when OK. */
-uint8_t vdev_ctrl_exec(struct vdev *v, uint8_t cmd, const uint8_t *req, size_t req_len,
-		       uint8_t *rsp, size_t rsp_cap, uint32_t *rsp_len);
-/* Mark the device broken (a virtqueue violation): once logged, counted,
- * its processing stops; the control thread then drops the connection. */
-void vdev_set_broken(struct vdev *v, const char *why);
 /* The device is connected and usable. */
 static inline bool vdev_live(const struct vdev *v)
 {

@@ -6,7 +6,8 @@
  *
  * - An ACK covers every PSN up to its own, except a READ's: a READ completes
  *   only with its data, so an ACK beyond a READ whose responses are missing
- *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses.
+ *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses. The READ
+ *   is asked for again from the gap, a part at a time (ENG_READ_RESEND_MAX).
  * - A PSN-sequence NAK goes back to the PSN it names (go-back-N); an RNR NAK
  *   waits the responder's RNR time first (rnr_retry 7: for ever, 9.7.5.2.8);
  *   an error NAK completes the WQE with its status and the QP goes to ERR.
@@ -91,6 +92,19 @@ static uint32_t comp_acked(struct eng_qp *qp, uint32_t psn)
 	return psn;
 }
 
+/* The responder is still answering our READs, in or out of sequence (the
+ * rest of a stream past a gap, a replay of an older request): a running
+ * retransmit timer starts over, as rxe's does on every response. Without
+ * this a slow responder's stream outlasts the timeout, each expiry asks
+ * again, and it queues one more full replay per request (9.7.6.1.3). The
+ * retry count is not restored: only in-sequence data is progress. */
+static void comp_alive(struct eng_qp *qp)
+{
+	if (qp->comp.deadline)
+		qp->comp.deadline = qp->dev->ops->now_ns(qp->dev->ctx) +
+				    eng_timeout_ns(qp->attr.timeout);
+}
+
 static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	struct eng_swqe *w;
@@ -98,6 +112,7 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 	uint64_t off;
 	enum eng_wc_status st;
 
+	comp_alive(qp);
 	/* Its AETH (FIRST, LAST, ONLY) acknowledges what came before the READ. */
 	retire_before(qp, psn);
 	w = head_wqe(qp);
@@ -136,6 +151,8 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 	eng_comp_progress(qp, w->rd_next);
 	if (psn == w->last_psn)
 		eng_req_retire(qp, ENG_WC_SUCCESS);
+	else if (w->rd_next == w->rd_end)
+		eng_req_rewind(qp, w->rd_next);	/* a shortened resend is in: the next part */
 }
 
 static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
@@ -241,7 +258,9 @@ void eng_comp_timers(struct eng_qp *qp, uint64_t now)
 		return;
 	}
 	qp->comp.retry_left--;
-	qp->comp.gap_handled = false;
+	/* This resend asks for a READ's missing responses too: what arrives
+	 * out of sequence before it is answered is no new gap. */
+	qp->comp.gap_handled = true;
 	eng_count(qp, ENG_CNT_RETRY_TIMEOUT);
 	eng_req_rewind(qp, qp->comp.psn);
 }

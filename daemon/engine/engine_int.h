@@ -87,6 +87,7 @@ struct eng_swqe {
 	bool started;		/* PSNs assigned */
 	uint32_t first_psn, last_psn;
 	uint32_t rd_next;	/* READ: PSN of the next response expected */
+	uint32_t rd_end;	/* READ: PSN after the last response asked for */
 };
 
 struct eng_rwqe {
@@ -136,6 +137,7 @@ struct eng_qp {
 	struct eng_rd_res {		/* responder resources for READs (9.7.5.1.5) */
 		bool valid;
 		uint32_t first_psn, npkts;	/* the responses' PSNs */
+		uint32_t lo, end;	/* the READ's own PSNs: duplicates match them */
 		uint32_t next;		/* responses sent */
 		uint64_t va;
 		uint32_t len;
@@ -162,6 +164,12 @@ struct eng_qp {
  * loss: at 1 % loss a window of 1024 sent every byte 16 times over, 128
  * about 3 times, and 128 KiB in flight still outruns the wire on veth. */
 #define ENG_SEND_WINDOW		128
+/* Responses a resent READ asks for at most; comp.c asks for the rest when
+ * they are in. Asked for in one piece, the rest of a long READ comes back
+ * all at once again, and a peer that lost part of it the first time loses
+ * part of it again: rxe pushes a whole READ into the guest's qdisc, which
+ * under TCG kept about 2000 of 8192 responses in a row. */
+#define ENG_READ_RESEND_MAX	1024
 /* Ask for an ACK at least this often inside a long message. */
 #define ENG_ACKREQ_EVERY	64
 

@@ -183,6 +183,7 @@ int eng_req_step(struct eng_qp *qp)
 		    ((w->wr.send_flags & ENG_SEND_FENCE) && reads_outstanding(qp, qp->req.wqe)))
 			return 0;
 		w->rd_next = qp->req.psn;
+		w->rd_end = psn_add(w->last_psn, 1);
 		w->first_psn = qp->req.psn;
 		w->last_psn = psn_add(qp->req.psn, eng_npkts(w->length, mtu) - 1);
 		w->started = true;
@@ -219,10 +220,16 @@ int eng_req_step(struct eng_qp *qp)
 		h.reth.len = (uint32_t)w->length;
 	}
 	if (w->wr.opcode == ENG_WR_RDMA_READ) {
-		/* A resent READ asks only for what is still missing (9.7.5.1.5). */
+		/* A resent READ asks only for what is still missing (9.7.5.1.5),
+		 * ENG_READ_RESEND_MAX responses at a time. */
+		uint64_t rest = w->length - qp->req.offset;
+
+		if (psn_before(qp->req.psn, qp->req.max_psn) &&
+		    rest > (uint64_t)ENG_READ_RESEND_MAX * mtu)
+			rest = (uint64_t)ENG_READ_RESEND_MAX * mtu;
 		h.reth.va = w->wr.rdma.remote_addr + qp->req.offset;
 		h.reth.rkey = w->wr.rdma.rkey;
-		h.reth.len = (uint32_t)(w->length - qp->req.offset);
+		h.reth.len = (uint32_t)rest;
 	}
 	h.imm = w->wr.imm_data;
 
@@ -234,6 +241,7 @@ int eng_req_step(struct eng_qp *qp)
 	if (psn_before(qp->req.psn, qp->req.max_psn))
 		eng_count(qp, ENG_CNT_RETRANSMITTED_PKTS);
 	if (w->wr.opcode == ENG_WR_RDMA_READ) {
+		w->rd_end = psn_add(qp->req.psn, eng_npkts(h.reth.len, mtu));
 		qp->req.psn = psn_add(w->last_psn, 1);
 		qp->req.offset = w->length;
 	} else {

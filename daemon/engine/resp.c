@@ -133,6 +133,7 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 	r = &qp->rd_res[qp->rd_res_next];
 	qp->rd_res_next = (qp->rd_res_next + 1) % qp->attr.max_dest_rd_atomic;
 	*r = (struct eng_rd_res){ .valid = true, .first_psn = pkt->h.psn, .npkts = n,
+				  .lo = pkt->h.psn, .end = psn_add(pkt->h.psn, n),
 				  .va = pkt->h.reth.va, .len = pkt->h.reth.len,
 				  .rkey = pkt->h.reth.rkey };
 	qp->resp.psn = psn_add(pkt->h.psn, n);
@@ -148,8 +149,8 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
 		struct eng_rd_res *r = &qp->rd_res[i];
 
-		if (!r->valid || psn_before(pkt->h.psn, r->first_psn) ||
-		    psn_diff(pkt->h.psn, r->first_psn) >= (int32_t)r->npkts)
+		/* the whole READ, not just what the last duplicate asked for */
+		if (!r->valid || psn_before(pkt->h.psn, r->lo) || !psn_before(pkt->h.psn, r->end))
 			continue;
 		if (read_check(qp, &pkt->h)) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
@@ -213,7 +214,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 
 int eng_resp_send_reads(struct eng_qp *qp)
 {
-	uint32_t i, k, size = qp->attr.max_dest_rd_atomic;
+	uint32_t k, size = qp->attr.max_dest_rd_atomic;
 
 	if (qp->init.qp_type != ENG_QPT_RC || qp->attr.qp_state == ENG_QPS_ERR ||
 	    qp->attr.qp_state < ENG_QPS_RTR)
@@ -222,7 +223,7 @@ int eng_resp_send_reads(struct eng_qp *qp)
 	for (k = 0; k < size; k++) {
 		struct eng_rd_res *r = &qp->rd_res[(qp->rd_res_next + k) % size];
 
-		for (i = 0; r->valid && r->next < r->npkts; i++)
+		while (r->valid && r->next < r->npkts)
 			if (read_respond(qp, r))
 				return -EAGAIN;
 	}

@@ -158,13 +158,3 @@ void *guest_gpa_span(const struct guest_mem *gm, uint64_t gpa, uint64_t *span)
 	*span = r->size - (gpa - r->gpa);
 	return r->host + (gpa - r->gpa);
 }
-
-uint64_t guest_mem_bytes(const struct guest_mem *gm)
-{
-	uint64_t n = 0;
-	unsigned int i;
-
-	for (i = 0; i < gm->n; i++)
-		n += gm->r[i].size;
-	return n;
-}

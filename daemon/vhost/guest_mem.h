@@ -38,7 +38,5 @@ void *guest_gpa(const struct guest_mem *gm, uint64_t gpa, uint64_t len);
 void *guest_uva(const struct guest_mem *gm, uint64_t uva, uint64_t len);
 /* The host pointer of gpa and how many bytes from it lie in its region. */
 void *guest_gpa_span(const struct guest_mem *gm, uint64_t gpa, uint64_t *span);
-/* Total bytes mapped (for GET_DMA_MR and stats). */
-uint64_t guest_mem_bytes(const struct guest_mem *gm);
 
 #endif

@@ -133,6 +133,7 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 		.msg_control = control, .msg_controllen = sizeof(control),
 	};
 	struct cmsghdr *c;
+	int ret = -EBADMSG;
 	ssize_t n;
 
 	*nfds = 0;
@@ -155,11 +156,13 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 				close(f);
 		}
 	}
-	if (n == 0)
-		goto bad_frame_eof;
+	if (n == 0) {
+		ret = -ECONNRESET;
+		goto close_fds;
+	}
 	if ((size_t)n != sizeof(msg->hdr) || (mh.msg_flags & MSG_CTRUNC) ||
 	    msg->hdr.size > sizeof(msg->payload))
-		goto bad_frame;
+		goto close_fds;
 	if (msg->hdr.size) {
 		/* The payload follows the header at once (QEMU sends both in
 		 * one sendmsg); wait for it briefly if it is split. */
@@ -173,20 +176,16 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds)
 				continue;
 			}
 			if (n == 0 || (errno != EAGAIN && errno != EINTR) || ++tries > 1000)
-				goto bad_frame;
+				goto close_fds;
 			usleep(100);
 		}
 	}
 	return 0;
 
-bad_frame_eof:
+close_fds:
 	close_fds(fds, *nfds);
 	*nfds = 0;
-	return -ECONNRESET;
-bad_frame:
-	close_fds(fds, *nfds);
-	*nfds = 0;
-	return -EBADMSG;
+	return ret;
 }
 
 static int send_reply(struct vu_dev *d, const struct vhost_user_msg *req, const void *payload,
@@ -360,6 +359,27 @@ static int set_mem_table(struct vu_dev *d, const struct vhost_user_msg *msg, con
 	return 0;
 }
 
+/* SET_FEATURES, SET_PROTOCOL_FEATURES: only bits offered. */
+static int set_features(struct vu_dev *d, const struct vhost_user_msg *msg, uint64_t offered,
+			uint64_t *features)
+{
+	if (msg->payload.u64 & ~offered)
+		return fail(d, -EINVAL, "%s %#" PRIx64 ": not offered",
+			    vu_request_name(msg->hdr.request), (uint64_t)(msg->payload.u64 & ~offered));
+	*features = msg->payload.u64;
+	return 0;
+}
+
+/* The message's one fd, now the caller's; -1 if it has none. */
+static int take_fd(int *fds, unsigned int nfds)
+{
+	int fd = nfds ? fds[0] : -1;
+
+	if (nfds)
+		fds[0] = -1;
+	return fd;
+}
+
 static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsigned int nfds,
 		  bool *replied)
 {
@@ -373,20 +393,12 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		*replied = true;
 		return reply_u64(d, msg, VU_FEATURES);
 	case VHOST_USER_SET_FEATURES:
-		if (p->u64 & ~VU_FEATURES)
-			return fail(d, -EINVAL, "SET_FEATURES %#" PRIx64 ": not offered",
-				    (uint64_t)(p->u64 & ~VU_FEATURES));
-		d->features = p->u64;
-		return 0;
+		return set_features(d, msg, VU_FEATURES, &d->features);
 	case VHOST_USER_GET_PROTOCOL_FEATURES:
 		*replied = true;
 		return reply_u64(d, msg, VU_PROTOCOL_FEATURES);
 	case VHOST_USER_SET_PROTOCOL_FEATURES:
-		if (p->u64 & ~VU_PROTOCOL_FEATURES)
-			return fail(d, -EINVAL, "SET_PROTOCOL_FEATURES %#" PRIx64 ": not offered",
-				    (uint64_t)(p->u64 & ~VU_PROTOCOL_FEATURES));
-		d->protocol_features = p->u64;
-		return 0;
+		return set_features(d, msg, VU_PROTOCOL_FEATURES, &d->protocol_features);
 	case VHOST_USER_SET_OWNER:
 		d->owner = true;
 		return 0;
@@ -490,9 +502,7 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		return send_reply(d, msg, &st, sizeof(st));
 	}
 	case VHOST_USER_SET_VRING_KICK:
-		set_kick(d, idx, nfds ? fds[0] : -1);
-		if (nfds)
-			fds[0] = -1;
+		set_kick(d, idx, take_fd(fds, nfds));
 		vq->kicked = true;
 		/* Without protocol features a ring starts enabled (the spec). */
 		if (!(d->features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
@@ -504,9 +514,7 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 
 		if (*slot >= 0)
 			close(*slot);
-		*slot = nfds ? fds[0] : -1;
-		if (nfds)
-			fds[0] = -1;
+		*slot = take_fd(fds, nfds);
 		return 0;
 	}
 	case VHOST_USER_SET_VRING_ENABLE:

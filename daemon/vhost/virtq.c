@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,10 +46,17 @@ int virtq_map(struct virtq *vq, const struct guest_mem *gm)
 	return 0;
 }
 
-/* The driver's memory can change under us: read each field once. */
+/* The driver's memory can change under us: read each field once. The rings
+ * are little-endian (VIRTIO_F_VERSION_1), converted where they are read and
+ * written; vhost-user messages are in host order. */
 static inline uint16_t load16(const uint16_t *p)
 {
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return le16toh(__atomic_load_n(p, __ATOMIC_RELAXED));
+}
+
+static inline uint16_t avail_idx(const struct virtq *vq)
+{
+	return le16toh(__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE));
 }
 
 static int add_buf(struct virtq_elem *e, const struct guest_mem *gm, const struct vring_desc *d)
@@ -91,6 +99,10 @@ static int walk(struct virtq_elem *e, const struct guest_mem *gm, const struct v
 			return -ELOOP;
 		memcpy(&d, &table[i], sizeof(d));
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		d.addr = le64toh(d.addr);
+		d.len = le32toh(d.len);
+		d.flags = le16toh(d.flags);
+		d.next = le16toh(d.next);
 		if (d.flags & VRING_DESC_F_INDIRECT) {
 			const struct vring_desc *t;
 
@@ -116,14 +128,14 @@ static int walk(struct virtq_elem *e, const struct guest_mem *gm, const struct v
 
 int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e)
 {
-	uint16_t avail_idx, head;
+	uint16_t avail, head;
 	int r;
 
-	avail_idx = __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE);
-	if (avail_idx == vq->last_avail)
+	avail = avail_idx(vq);
+	if (avail == vq->last_avail)
 		return 0;
 	/* More than num entries outstanding is impossible for a sane driver. */
-	if ((uint16_t)(avail_idx - vq->last_avail) > vq->num)
+	if ((uint16_t)(avail - vq->last_avail) > vq->num)
 		return -EOVERFLOW;
 	head = load16(&vq->avail->ring[vq->last_avail % vq->num]);
 	e->head = head;
@@ -145,10 +157,10 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *u = &vq->used->ring[vq->used_idx % vq->num];
 
-	u->id = head;
-	u->len = len;
+	u->id = htole32(head);
+	u->len = htole32(len);
 	vq->used_idx++;
-	__atomic_store_n(&vq->used->idx, vq->used_idx, __ATOMIC_RELEASE);
+	__atomic_store_n(&vq->used->idx, htole16(vq->used_idx), __ATOMIC_RELEASE);
 }
 
 void virtq_notify(struct virtq *vq, bool force)
@@ -168,14 +180,14 @@ void virtq_notify(struct virtq *vq, bool force)
 
 bool virtq_has_work(const struct virtq *vq)
 {
-	return __atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE) != vq->last_avail;
+	return avail_idx(vq) != vq->last_avail;
 }
 
 void virtq_set_kicks(struct virtq *vq, bool wanted)
 {
 	uint16_t f = wanted ? 0 : VRING_USED_F_NO_NOTIFY;
 
-	__atomic_store_n(&vq->used->flags, f, __ATOMIC_RELAXED);
+	__atomic_store_n(&vq->used->flags, htole16(f), __ATOMIC_RELAXED);
 	/* Flags before the re-check of avail->idx that follows (no lost kick). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the control commands (vdev_ctrl_exec in
- * daemon/device/vdev.c), `make fuzz`.
+ * daemon/device/vdev_ctrl.c), `make fuzz`.
  *
  * Each input gets a fresh device (max_cq = max_qp = 4) connected through a
  * socketpair, after a valid vhost-user handshake (SET_OWNER, SET_FEATURES,
@@ -46,6 +46,7 @@
 #include "fuzz_device.h"
 
 #include "engine_int.h"
+#include "vdev_test.h"
 
 #define MAX_CHUNK	(63u * 64u)
 #define RSP_CAP		256u

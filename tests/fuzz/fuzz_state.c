@@ -46,6 +46,7 @@
 
 #include "codec.h"
 #include "engine_int.h"
+#include "vdev_test.h"
 
 #define N_VQS		VIRTIO_RDMA_NUM_VQS(4, 4)
 #define QN		8u		/* entries per queue */

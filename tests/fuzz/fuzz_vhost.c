@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the vhost-user back-end and the rings behind it
- * (vu_dispatch in daemon/vhost/vhost_backend.c, then vdev_poll: daemon/device/vdev.c,
+ * (vu_dispatch in daemon/vhost/vhost_backend.c, then vdev_poll: daemon/device/vdev_poll.c,
  * daemon/vhost/virtq.c, daemon/vhost/guest_mem.c), `make fuzz`.
  *
  * Each input gets a fresh device (max_cq = max_qp = 4: 13 queues) whose

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target for the WQE decoders (vdev_parse_send_wqe,
- * vdev_parse_recv_wqe in daemon/device/vdev.c), `make fuzz`.
+ * vdev_parse_recv_wqe in daemon/device/vdev_wqe.c), `make fuzz`.
  *
  * Input: three control bytes, then the WQE.
  *   byte 0: bits 0-1  QP type: 2 + (bits % 3), so RC, UC or UD
@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "vdev.h"
+#include "vdev_test.h"
 #include "virtio_rdma.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)

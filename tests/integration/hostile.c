@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * hostile: a front end that attacks vrdmad the ways issue 15 names, on
- * libvrdma's own vhost-user code, compiled into this test program only
- * (the library has no such knob).
+ * hostile: a front end that attacks vrdmad the ways issue 15 names, with
+ * libvrdma's own vhost-user code (its internal header: the calls and
+ * the context's memory), which the library's API does not offer.
  *
  * Usage: hostile MODE SOCKET [HOLD_SECONDS]
  *   call-pipe  SET_VRING_CALL of the control queue with a blocking, full
@@ -25,7 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "libvrdma.c"
+#include "libvrdma/internal.h"
 
 static int call_pipe(struct vrdma_ctx *ctx, unsigned int hold)
 {

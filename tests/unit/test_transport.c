@@ -15,7 +15,8 @@
  * reordering (exactly once, in order); UC under loss (never corrupted); RNR
  * waits and RNR_RETRY_EXC_ERR; RETRY_EXC_ERR with the rest flushed; UD with
  * the GRH area; bad rkey; a WRITE wrapping 2^64; ghost ACKs, READ-response
- * gaps, an unexpected opcode, a packet for a QP in RESET.
+ * gaps, an unexpected opcode, a packet for a QP in RESET; a READ responder
+ * slower than the retransmit timeout, losing a response.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
@@ -45,6 +46,7 @@ struct faults {
 	unsigned int loss, dup, reorder, corrupt_pm;
 	bool drop_all_a;	/* everything a sends is lost */
 	int drop_nth_read_resp;	/* drop the Nth READ response b sends (1-based), 0 = none */
+	uint64_t b_pace_ns;	/* b's frames leave one per this many ns: a slow responder */
 };
 
 static uint64_t clock_ns;
@@ -52,6 +54,7 @@ static uint64_t rng_state = 42;
 static struct faults wire_faults;
 static FILE *pcap;
 static int read_resp_seen;
+static uint64_t b_line_free;	/* when b's paced line can take the next frame */
 
 static uint32_t rnd(void)
 {
@@ -171,6 +174,10 @@ static void transmit(struct side *s)
 			free(f.data);
 			continue;
 		}
+		if (!is_a && wire_faults.b_pace_ns) {
+			f.at = (b_line_free > f.at ? b_line_free : f.at) + wire_faults.b_pace_ns;
+			b_line_free = f.at;
+		}
 		if (rnd() % 1000 < wire_faults.corrupt_pm)
 			f.data[14 + rnd() % (f.len - 14)] ^= 0x40;
 		if (rnd() % 100 < wire_faults.reorder)
@@ -246,6 +253,7 @@ static void wire_reset(uint64_t seed)
 	memset(&wire_faults, 0, sizeof(wire_faults));
 	rng_state = seed;
 	read_resp_seen = 0;
+	b_line_free = 0;
 }
 
 static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
@@ -1125,6 +1133,36 @@ static void test_read_response_gap(void **state)
 	side_free(&b);
 }
 
+/* A responder slower than the retransmit timeout (rxe under TCG: a 1 MiB
+ * READ takes longer than timeout 14's 67 ms), one response lost early: the
+ * rest of the stream comes out of sequence for longer than retry_cnt
+ * timeouts, and then the answer to the one request asking again. The
+ * responder is alive all along: no timeout, no second request. */
+static void test_read_slow_responder(void **state)
+{
+	const uint32_t len = 1u << 20;
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 77);
+	/* 1024 responses taking 9 timeouts: more than retry_cnt 7 allows */
+	wire_faults.b_pace_ns = 9 * eng_timeout_ns_test(14) / (len / 1024);
+	wire_faults.drop_nth_read_resp = 2;
+	one_read(&a, &b, len, 8);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 0);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_IMPLIED_NAK], 1);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_READ], 1);
+	/* 1535 responses missing: asked for in two parts (at most 1024 each),
+	 * the second once the first is in. */
+	read_resp_seen = 0;
+	one_read(&a, &b, len + len / 2, 9);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 0);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_IMPLIED_NAK], 2);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_READ], 3);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* Build one request frame from b's QP to a's, as a misbehaving peer would. */
 static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t psn,
 		   uint8_t syndrome, uint32_t dqpn)
@@ -1255,6 +1293,7 @@ int main(void)
 		cmocka_unit_test(test_rnr),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_read_response_gap),
+		cmocka_unit_test(test_read_slow_responder),
 		cmocka_unit_test(test_conformance),
 	};
 	const char *path = getenv("TRANSPORT_PCAP");

@@ -2,7 +2,7 @@
 /*
  * Unit tests for the vhost-user back-end (daemon/vhost/vhost_backend.c), guest
  * memory (daemon/vhost/guest_mem.c) and virtqueue validation (daemon/vhost/virtq.c), seen
- * through a whole device (daemon/device/vdev.c): every refused message or virtqueue
+ * through a whole device (daemon/device/vdev_poll.c): every refused message or virtqueue
  * violation must leave a clear error, keep the process alive, and leave a
  * second device with its own memory working.
  */

@@ -1,65 +1,21 @@
-/* SPDX-License-Identifier: GPL-2.0-only */
+// SPDX-License-Identifier: GPL-2.0-only
 /*
- * perftest's out-of-band exchange (perftest_communication.c of perftest
+ * vrdma-perf's out-of-band exchange (perftest_communication.c of perftest
  * 4.5-0.17, VERSION "6.06"), the variant without -R/rdma_cm: one TCP
  * connection, fixed-size messages, the client (the side given a server name)
  * always writes first and the server reads first. perftest reads each message
  * with a single read() of the whole size, so every message here goes out in
  * one send() of exactly that size.
- *
- * Included by vrdma-perf.c only (the Makefile rule compiles one .c).
  */
-#ifndef PERF_OOB_H
-#define PERF_OOB_H
-
 #include <arpa/inet.h>
 #include <endian.h>
-#include <errno.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
-#define OOB_VERSION		"6.06"	/* perftest 4.5-0.17's configure.ac */
-#define OOB_MAX_VERSION		16	/* MAX_VERSION: the version message */
-#define OOB_KEY_MSG_SIZE_GID	108	/* KEY_MSG_SIZE_GID: one QP's address */
-#define OOB_KEY_PRINT_FMT_GID	"%04x:%04x:%06x:%06x:%08x:%016llx:" \
-	"%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:" \
-	"%02x:%02x:%02x:%02x:%02x:%02x:%02x:%02x:%08x:"
-
-/* perftest's struct pingpong_dest: what one QP tells the other side. */
-struct oob_dest {
-	int lid;
-	int out_reads;
-	int qpn;
-	int psn;
-	unsigned int rkey;
-	unsigned long long vaddr;
-	uint8_t gid[16];
-	unsigned int srqn;
-};
-
-/* perftest's struct bw_report_data, the part that crosses the wire. */
-struct oob_bw_rep {
-	uint64_t size;
-	uint64_t iters;
-	double bw_peak;
-	double bw_avg;
-	double msg_rate;
-};
-
-struct oob {
-	int fd;
-	bool client;		/* writes first */
-};
+#include "common/tcp.h"
+#include "perf.h"
 
 static int64_t oob_now_ms(void)
 {
@@ -273,32 +229,12 @@ static void oob_keepalive(int fd)
 /* ethernet_client_connect: IPv4 only, as perftest (AF_INET hints). */
 static int oob_client_connect(struct oob *o, const char *server, int port)
 {
-	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[16];
-	int fd = -1, r;
+	int fd = tcp_connect(server, port, AF_INET, 0);
 
-	snprintf(service, sizeof(service), "%d", port);
-	r = getaddrinfo(server, service, &hints, &res);
-	if (r) {
-		fprintf(stderr, "%s for %s:%d\n", gai_strerror(r), server, port);
+	if (fd == -EHOSTUNREACH)
 		fprintf(stderr, "Problem in resolving basic address and port\n");
-		return -EHOSTUNREACH;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		if (!connect(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, "Couldn't connect to %s:%d\n", server, port);
-		return -ECONNREFUSED;
-	}
+	if (fd < 0)
+		return fd;
 	oob_keepalive(fd);
 	o->fd = fd;
 	o->client = true;
@@ -308,39 +244,13 @@ static int oob_client_connect(struct oob *o, const char *server, int port)
 /* ethernet_server_connect: listen on every address, take one client. */
 static int oob_server_accept(struct oob *o, int port)
 {
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_INET,
-				  .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *t;
-	char service[16];
-	int fd = -1, conn, on = 1, r;
+	int fd, conn, r;
 
-	snprintf(service, sizeof(service), "%d", port);
-	r = getaddrinfo(NULL, service, &hints, &res);
-	if (r) {
-		fprintf(stderr, "%s for port %d\n", gai_strerror(r), port);
+	fd = tcp_listen(port, AF_INET);
+	if (fd == -EINVAL)
 		fprintf(stderr, "Problem in resolving basic address and port\n");
-		return -EINVAL;
-	}
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-		if (!bind(fd, t->ai_addr, t->ai_addrlen))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0) {
-		fprintf(stderr, "Couldn't listen to port %d\n", port);
-		return -EADDRINUSE;
-	}
-	if (listen(fd, 1) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+	if (fd < 0)
+		return fd;
 	conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 	r = -errno;
 	close(fd);
@@ -355,4 +265,157 @@ static int oob_server_accept(struct oob *o, int port)
 	return 0;
 }
 
-#endif
+/* ---- the exchange, test by test (the main() of each perftest program) ---- */
+
+int hs(struct perf *p, int i, int timeout_ms)
+{
+	int ret = oob_hand_shake(&p->oob, &p->my[i], &p->rem[i], timeout_ms);
+
+	if (ret)
+		fprintf(stderr, " Failed to exchange data between server and clients (%s)\n",
+			strerror(-ret));
+	return ret;
+}
+
+/* One handshake per QP: this is how the addresses travel. */
+int hs_all(struct perf *p)
+{
+	int i, ret;
+
+	for (i = 0; i < p->num_qps; i++) {
+		ret = hs(p, i, SETUP_TIMEOUT_MS);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Print this side's QPs, then shake hands again per QP and print the
+ * peer's. */
+int hs_print(struct perf *p)
+{
+	int i, ret;
+
+	for (i = 0; i < p->num_qps; i++)
+		print_dest(p, &p->my[i], false);
+	for (i = 0; i < p->num_qps; i++) {
+		ret = hs(p, i, SETUP_TIMEOUT_MS);
+		if (ret)
+			return ret;
+		print_dest(p, &p->rem[i], true);
+	}
+	return 0;
+}
+
+/* ctx_check_gid_compatibility: both IPv4-mapped or neither. */
+int gid_check(const struct perf *p)
+{
+	if (roce_gid_is_v4(p->my[0].gid) != roce_gid_is_v4(p->rem[0].gid)) {
+		fprintf(stderr, "\n Found Incompatibility issue with GID types.\n");
+		fprintf(stderr, " Please Try to use a different IP version.\n\n");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int connect_qps(struct perf *p)
+{
+	int ret = ctx_connect(p);
+
+	if (ret)
+		fprintf(stderr, " Unable to Connect the HCA's through the link\n");
+	return ret;
+}
+
+int xchg_reports(struct perf *p, const struct oob_bw_rep *my, struct oob_bw_rep *rem)
+{
+	int ret = oob_xchg_bw_reports(&p->oob, my, rem, atof(p->rem_version), p->run_timeout_ms);
+
+	if (ret)
+		fprintf(stderr, " Failed to exchange data between server and clients\n");
+	return ret;
+}
+
+int close_connection(struct perf *p)
+{
+	int ret = oob_close_connection(&p->oob, &p->my[0], p->run_timeout_ms);
+
+	if (ret)
+		fprintf(stderr, "Failed to close connection between server and client\n");
+	return ret;
+}
+
+int connect_peer(struct perf *p)
+{
+	int rem_cycle = 0, rem_line = 0, my_cycle, my_line, rem_mtu, ret;
+	char cur[4] = { 0 }, rem[4] = { 0 };
+	double rem_vers;
+
+	if (p->machine == SERVER) {
+		printf("\n************************************\n");
+		printf("* Waiting for client to connect... *\n");
+		printf("************************************\n");
+		ret = oob_server_accept(&p->oob, p->port);
+	} else {
+		ret = oob_client_connect(&p->oob, p->servername, p->port);
+	}
+	if (ret) {
+		fprintf(stderr, "Unable to open file descriptor for socket connection");
+		fprintf(stderr, " Unable to init the socket connection\n");
+		return ret;
+	}
+	strncpy(p->version, OOB_VERSION, sizeof(p->version) - 1);
+	ret = oob_xchg(&p->oob, p->version, p->rem_version, sizeof(p->rem_version), SETUP_TIMEOUT_MS);
+	if (ret)
+		goto exchange_failed;
+	p->rem_version[sizeof(p->rem_version) - 1] = '\0';
+	rem_vers = atof(p->rem_version);
+	if (rem_vers < 5.70) {
+		fprintf(stderr, "Current implementation is not compatible with versions older than 5.70\n");
+		return -EPROTO;
+	}
+	/* the larger page size and cache line of the two lay out buffers */
+	my_cycle = (int)htonl((uint32_t)p->cycle_buffer);
+	my_line = (int)htonl((uint32_t)p->cache_line);
+	if ((ret = oob_xchg(&p->oob, &my_cycle, &rem_cycle, 4, SETUP_TIMEOUT_MS)) ||
+	    (ret = oob_xchg(&p->oob, &my_line, &rem_line, 4, SETUP_TIMEOUT_MS)))
+		goto exchange_failed;
+	rem_cycle = (int)ntohl((uint32_t)rem_cycle);
+	rem_line = (int)ntohl((uint32_t)rem_line);
+	if (rem_cycle > p->cycle_buffer)
+		p->cycle_buffer = rem_cycle;
+	if (rem_line > p->cache_line)
+		p->cache_line = rem_line;
+	if (p->cycle_buffer > MAX_CYCLE_BUFFER || p->cache_line > 4096 || p->cache_line <= 0 ||
+	    p->cycle_buffer % p->cache_line) {
+		fprintf(stderr, " The peer's page size %d / cache line %d are not supported\n",
+			rem_cycle, rem_line);
+		return -EPROTO;
+	}
+	/* check_mtu: the smaller of the two, as "%d" of enum ibv_mtu in 2 bytes */
+	p->curr_mtu = set_mtu(p);
+	snprintf(cur, sizeof(cur), "%d", p->curr_mtu);
+	ret = oob_xchg(&p->oob, cur, rem, rem_vers >= 5.31 ? 2 : sizeof(int), SETUP_TIMEOUT_MS);
+	if (ret)
+		goto exchange_failed;
+	rem[sizeof(rem) - 1] = '\0';
+	rem_mtu = (int)strtol(rem, NULL, 10);
+	if (rem_mtu >= VIRTIO_IB_MTU_256 && rem_mtu <= VIRTIO_IB_MTU_4096 && p->curr_mtu > rem_mtu)
+		p->curr_mtu = rem_mtu;
+	if (p->conn == UD && p->size > MTU_SIZE(p->curr_mtu)) {
+		if (p->run_all || !p->req_size) {
+			fprintf(stderr, " Max msg size in UD is MTU %lu\n", (unsigned long)MTU_SIZE(p->curr_mtu));
+			fprintf(stderr, " Changing to this MTU\n");
+			p->size = MTU_SIZE(p->curr_mtu);
+		} else {
+			fprintf(stderr, " Max message size in UD cannot be greater than MTU \n");
+			fprintf(stderr, " Couldn't get context for the device\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+
+exchange_failed:
+	fprintf(stderr, " Failed to exchange data between server and clients (%s)\n", strerror(-ret));
+	return ret;
+}

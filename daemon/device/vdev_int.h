@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The device's internals, shared by its files: vdev.c (lifecycle, config
+ * space, engine and vhost-user glue), vdev_wqe.c (WQE decoding), vdev_mr.c
+ * (page lists and the VM's page budget), vdev_ctrl.c (control commands),
+ * vdev_poll.c (the queues). Not for the rest of the daemon. */
+#ifndef VRDMAD_VDEV_INT_H
+#define VRDMAD_VDEV_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vdev.h"
+#include "vdev_test.h"
+
+#define CQ_EVENTS 8		/* asynchronous events waiting for a CQ buffer */
+
+struct vdev_cq {
+	struct eng_cq *eng;		/* NULL: slot free */
+	uint32_t armed;			/* VIRTIO_RDMA_NOTIFY_* or 0 */
+	bool solicited;			/* a solicited completion arrived */
+	bool have_held;			/* polled from the engine, no buffer yet */
+	struct eng_wc held;
+	struct virtio_rdma_cqe events[CQ_EVENTS];
+	unsigned int n_events;
+	bool in_error;			/* overran: nothing but its event */
+};
+
+struct vdev_qp {
+	struct eng_qp *eng;		/* NULL: slot free */
+	struct vdev_wq_limits sq, rq;
+	uint32_t send_cqn;		/* where its QP events go */
+};
+
+struct vdev_mr {
+	struct vdev *v;
+	struct eng_mr *eng;
+	bool dma;			/* GET_DMA_MR: iova = guest-physical */
+	bool fast;			/* CREATE_MR: mapped by MAP_MR_SG */
+	uint32_t max_num_sg;
+	uint64_t first_off;		/* of the iova in the first page */
+	uint64_t *pages;		/* guest-physical, checked against the memory table */
+	uint32_t npages;
+	uint32_t charged;		/* pages charged to v->mr_pages */
+};
+
+/* vdev.c: mark the device broken (a virtqueue violation): once logged,
+ * counted, its processing stops; the control thread then drops the
+ * connection. */
+void vdev_set_broken(struct vdev *v, const char *why);
+/* The IB MTU (ENG_MTU_*) a NIC MTU in bytes carries. */
+uint8_t vdev_mtu_enum(unsigned int mtu);
+
+/* vdev_wqe.c: the wr_id of a WQE too malformed to parse, for its error
+ * completion (0 if it is too short to hold one). */
+uint64_t vdev_wqe_wr_id(const uint8_t *buf, int64_t len, bool recv);
+
+/* vdev_mr.c: the engine's map callback of an MR (eng_mr_reg); its page list
+ * read from the guest; pages charged to the VM's budget; an MR freed with
+ * its registration and charge; the most pages one MR may have. Status
+ * bytes are VIRTIO_RDMA_*. */
+void *vdev_mr_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig);
+uint8_t vdev_mr_load_pages(struct vdev *v, struct vdev_mr *mr, uint64_t pages_gpa,
+			   uint32_t npages);
+uint8_t vdev_mr_charge(struct vdev *v, struct vdev_mr *mr, uint32_t n);
+void vdev_mr_free(struct vdev *v, struct vdev_mr *mr);
+uint32_t vdev_max_mr_pages(const struct vdev *v);
+
+/* vdev_ctrl.c: a QP by its number, or NULL. */
+struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn);
+
+#endif

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The queues: control requests, WQEs from the send and receive queues into
+ * the engine, completions and events into the CQ queues, kicks.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "vdev_int.h"
+
+#define CQE_SIZE sizeof(struct virtio_rdma_cqe)
+#define POLL_BUDGET 64		/* WQEs or CQEs per queue per poll */
+
+static unsigned int poll_ctrl(struct vdev *v)
+{
+	struct virtq *vq = &v->vu.vqs[VIRTIO_RDMA_CTRL_VQ];
+	uint8_t req[1 + sizeof(struct virtio_rdma_cmd_modify_qp) + 1];
+	uint8_t rsp[1 + sizeof(struct virtio_rdma_rsp_query_port)];
+	struct virtq_elem e;
+	unsigned int n = 0;
+	uint32_t rsp_len;
+	uint64_t got;
+	int r;
+
+	v->poll_pages = 0;
+	while (n < POLL_BUDGET && v->poll_pages < VDEV_POLL_PAGES &&
+	       (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
+		if (r < 0) {
+			vdev_set_broken(v, "control queue: malformed descriptor chain");
+			return n;
+		}
+		if (!e.in_len) {
+			vdev_set_broken(v, "control queue: request without room for a status");
+			return n;
+		}
+		got = virtq_read(&e, 0, req, sizeof(req));
+		if (got < 1 || e.out_len > sizeof(req) - 1) {
+			rsp[0] = VIRTIO_RDMA_ERR_INVAL;
+			rsp_len = 0;
+			v->stats.ctrl_cmds++;
+			v->stats.ctrl_errors++;
+		} else {
+			rsp[0] = vdev_ctrl_exec(v, req[0], req + 1, got - 1, rsp + 1,
+						e.in_len - 1, &rsp_len);
+		}
+		virtq_write(&e, 0, rsp, 1 + rsp_len);
+		virtq_push(vq, e.head, 1 + rsp_len);
+		n++;
+	}
+	if (n)
+		virtq_notify(vq, false);
+	return n;
+}
+
+/* The WQE in e copied into v->wqe_buf; its length, or -1 if too long. */
+static int64_t copy_wqe(struct vdev *v, const struct virtq_elem *e)
+{
+	if (e->n_in || e->out_len > sizeof(v->wqe_buf))
+		return -1;
+	return (int64_t)virtq_read(e, 0, v->wqe_buf, e->out_len);
+}
+
+
+static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool recv)
+{
+	struct virtq *vq = &v->vu.vqs[recv ? VIRTIO_RDMA_RQ_VQ(v->max_cq, k) :
+					     VIRTIO_RDMA_SQ_VQ(v->max_cq, k)];
+	union { struct vdev_send_wqe s; struct vdev_recv_wqe r; } w;
+	struct virtq_elem e;
+	unsigned int n = 0;
+	int64_t len;
+	int r, err;
+
+	if (!virtq_ready(vq))
+		return 0;
+	while (n < POLL_BUDGET && (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
+		if (r < 0) {
+			vdev_set_broken(v, recv ? "receive queue: malformed descriptor chain" :
+						  "send queue: malformed descriptor chain");
+			return n;
+		}
+		len = copy_wqe(v, &e);
+		if (len < 0)
+			err = -EINVAL;
+		else if (recv)
+			err = vdev_parse_recv_wqe(v->wqe_buf, (size_t)len, &qp->rq, &w.r);
+		else
+			err = vdev_parse_send_wqe(v->wqe_buf, (size_t)len, &qp->sq, &w.s);
+		if (!err)
+			err = recv ? eng_post_recv(qp->eng, &w.r.wr) : eng_post_send(qp->eng, &w.s.wr);
+		if (err == -ENOMEM) {		/* the QP's queue is full: wait */
+			virtq_unpop(vq);
+			break;
+		}
+		if (err) {
+			v->stats.refused_wqes++;
+			eng_qp_refuse_wr(qp->eng, recv, vdev_wqe_wr_id(v->wqe_buf, len, recv),
+					 ENG_WC_LOC_QP_OP_ERR);
+		} else if (recv) {
+			v->stats.recv_wqes++;
+		} else {
+			v->stats.send_wqes++;
+		}
+		virtq_push(vq, e.head, 0);
+		n++;
+	}
+	if (n)
+		virtq_notify(vq, false);
+	return n;
+}
+
+static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->wr_id = htole64(wc->wr_id);
+	c->status = (uint8_t)wc->status;
+	c->opcode = (uint8_t)wc->opcode;
+	c->vendor_err = htole32(wc->vendor_err);
+	c->byte_len = htole32(wc->byte_len);
+	c->ex.imm_data = wc->imm_data;
+	c->qp_num = htole32(wc->qp_num);
+	c->src_qp = htole32(wc->src_qp);
+	c->wc_flags = htole32(wc->wc_flags);
+	c->pkey_index = htole16(wc->pkey_index);
+	c->sl = wc->sl;
+	c->port_num = 1;
+}
+
+/* Next CQ buffer: 1 with *e, 0 if none, -1 if the device broke. */
+static int cq_buffer(struct vdev *v, struct virtq *vq, struct virtq_elem *e)
+{
+	int r = virtq_pop(vq, &v->vu.mem, e);
+
+	if (r < 0 || (r > 0 && (e->n_out || e->in_len < CQE_SIZE))) {
+		vdev_set_broken(v, r < 0 ? "completion queue: malformed descriptor chain" :
+					   "completion queue: buffer smaller than a CQE");
+		return -1;
+	}
+	return r;
+}
+
+static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
+{
+	struct virtq *vq = &v->vu.vqs[VIRTIO_RDMA_CQ_VQ(cqn)];
+	struct virtio_rdma_cqe c;
+	bool notify = false, force = false;
+	struct virtq_elem e;
+	unsigned int n = 0;
+	int r;
+
+	if (!virtq_ready(vq))
+		return 0;
+	while (cq->n_events && (r = cq_buffer(v, vq, &e)) != 0) {
+		if (r < 0)
+			return n;
+		virtq_write(&e, 0, &cq->events[0], CQE_SIZE);
+		virtq_push(vq, e.head, CQE_SIZE);
+		memmove(cq->events, cq->events + 1, --cq->n_events * sizeof(cq->events[0]));
+		force = true;
+		n++;
+	}
+	while (!cq->in_error && n < POLL_BUDGET) {
+		if (!cq->have_held) {
+			if (eng_cq_poll(cq->eng, &cq->held, 1) != 1)
+				break;
+			cq->have_held = true;
+		}
+		r = cq_buffer(v, vq, &e);
+		if (r <= 0)
+			break;
+		cqe_from_wc(&cq->held, &c);
+		cq->have_held = false;
+		virtq_write(&e, 0, &c, CQE_SIZE);
+		virtq_push(vq, e.head, CQE_SIZE);
+		v->stats.cqes++;
+		if (cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION ||
+		    (cq->armed == VIRTIO_RDMA_NOTIFY_SOLICITED &&
+		     (cq->solicited || c.status != ENG_WC_SUCCESS)))
+			notify = true;
+		n++;
+	}
+	if (notify || force) {
+		cq->armed = 0;
+		cq->solicited = false;
+		virtq_notify(vq, true);
+	}
+	return n;
+}
+
+unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	*next_timer = 0;
+	if (!vdev_live(v))
+		return 0;
+	if (virtq_ready(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ]))
+		n += poll_ctrl(v);
+	for (i = 0; i < v->qp_hi && !v->broken; i++) {
+		if (!v->qps[i].eng)
+			continue;
+		n += poll_wq(v, &v->qps[i], i, true);
+		n += poll_wq(v, &v->qps[i], i, false);
+	}
+	if (v->broken)
+		return n;
+	*next_timer = eng_poll(v->eng);
+	for (i = 0; i < v->cq_hi && !v->broken; i++)
+		if (v->cqs[i].eng)
+			n += poll_cq(v, &v->cqs[i], i);
+	return n;
+}
+
+void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
+{
+	struct vdev_qp *qp;
+
+	if (!vdev_live(v))
+		return;
+	/* A receive the driver posted before the peer sent must be there when
+	 * the message arrives (UC and UD have no RNR to fall back on): take
+	 * what the receive queue holds first. */
+	qp = vdev_qp_get(v, pkt->h.dqpn);
+	if (qp)
+		poll_wq(v, qp, (uint32_t)(qp - v->qps), true);
+	if (!v->broken)
+		eng_rx(v->eng, pkt);
+}
+
+/* The queues the device polls now. */
+static void set_kicks(struct virtq *vq, bool wanted, bool *work)
+{
+	if (!virtq_ready(vq))
+		return;
+	virtq_set_kicks(vq, wanted);
+	if (wanted && virtq_has_work(vq))
+		*work = true;
+}
+
+bool vdev_want_kicks(struct vdev *v, bool wanted)
+{
+	bool work = false;
+	uint32_t i;
+
+	if (!vdev_live(v))
+		return false;
+	set_kicks(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ], wanted, &work);
+	for (i = 0; i < v->qp_hi; i++) {
+		if (!v->qps[i].eng)
+			continue;
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, i)], wanted, &work);
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
+	}
+	for (i = 0; i < v->cq_hi; i++) {
+		struct vdev_cq *cq = &v->cqs[i];
+		bool buffers = false;
+
+		if (!cq->eng)
+			continue;
+		/* Empty buffers are the CQ's normal state, not work; work is a
+		 * completion or event that waited for one and now has it. */
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_CQ_VQ(i)], wanted, &buffers);
+		if (buffers && (cq->have_held || cq->n_events))
+			work = true;
+	}
+	return work;
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * libvrdma's insides, shared by its files and by tests that attack the
+ * daemon with its own vhost-user code (tests/integration/hostile.c); the
+ * API is tools/libvrdma.h.
+ *
+ * The front-end (QEMU's part) and the virtio-rdma driver (the guest's
+ * part) in one process. The device ABI is docs/virtio-rdma.md, the
+ * transport QEMU's docs/interop/vhost-user.rst. Guest memory is one memfd,
+ * sealed so that it cannot shrink (the daemon refuses it otherwise), mapped
+ * here and given to the daemon with SET_MEM_TABLE as a single region at
+ * guest-physical GPA_BASE. Rings, WQE, CQE and control buffers and the
+ * caller's buffers all come from it through a first-fit allocator of 4 KiB
+ * pages.
+ */
+#ifndef LIBVRDMA_INTERNAL_H
+#define LIBVRDMA_INTERNAL_H
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libvrdma.h"
+#include "vhost_user.h"
+
+/* The ABI is little-endian and the structures are used as they are. */
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "libvrdma supports little-endian hosts only"
+#endif
+
+#define GPA_BASE		0x100000000ull	/* guest-physical address of the memfd */
+#define SHM_PAGE		4096u
+#define DEFAULT_MEM_SIZE	(64u << 20)
+#define DEFAULT_TIMEOUT_MS	5000u
+#define CTRL_RING_SIZE		64u
+#define CTRL_SLOTS		(CTRL_RING_SIZE / 2)	/* two descriptors per request */
+#define CTRL_PART		512u	/* per slot: request part, then response part */
+#define SPIN_NS			50000	/* busy-wait on a used ring before sleeping */
+#define RESOLVE_WAIT_NS		1000000000ll
+#define RESOLVE_STEP_NS		50000000ll
+#define RESOLVE_CACHE_NS	(10ll * 1000000000)
+#define RESOLVE_CACHE_LEN	16
+/* virtio status: ACKNOWLEDGE | DRIVER | DRIVER_OK | FEATURES_OK */
+#define STATUS_READY		(1u | 2u | 4u | 8u)
+
+#define container_of(p, type, member) ((type *)(void *)((char *)(p) - offsetof(type, member)))
+
+struct link {
+	struct link *prev, *next;
+};
+
+static inline void list_init(struct link *head)
+{
+	head->prev = head->next = head;
+}
+
+static inline void list_add(struct link *head, struct link *n)
+{
+	n->next = head->next;
+	n->prev = head;
+	head->next->prev = n;
+	head->next = n;
+}
+
+static inline void list_del(struct link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+}
+
+/* A split virtqueue as the driver sees it. */
+struct vring {
+	unsigned int index;		/* vhost-user queue index */
+	unsigned int num;
+	void *mem;			/* desc, avail and used in one allocation */
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	int kick_fd, call_fd;
+	uint16_t avail_idx;		/* next avail index to publish */
+	uint16_t last_used;		/* next used index to consume */
+	bool told;			/* the daemon knows it: GET_VRING_BASE on teardown */
+};
+
+/* A send or receive queue: descriptor i always points at WQE buffer i. */
+struct wq {
+	struct vring vq;
+	uint8_t *bufs;
+	size_t slot_size;
+	uint16_t *free_ids;		/* a stack of descriptors not in the device's hands */
+	unsigned int nfree;
+	bool *busy;
+	void **extra;			/* vrdma_post_raw buffers larger than a slot */
+};
+
+struct extent {
+	size_t off, len;
+	struct extent *next;
+};
+
+struct ctrl_slot {
+	bool busy;			/* its descriptors are with the device */
+	void *extra;			/* a larger buffer for vrdma_ctrl_raw */
+};
+
+struct vrdma_ctx {
+	int sock, memfd;
+	uint8_t *mem;
+	size_t mem_size;
+	unsigned int timeout_ms;
+	bool dead;			/* connection lost or out of step: no more requests */
+	bool reply_ack;
+	bool poll_yield;		/* an empty poll gives up the CPU */
+	uint32_t max_cq, max_qp;
+	struct extent *free_list;	/* sorted by offset, coalesced */
+	uint32_t *alloc_pages;		/* per page: length in pages of the allocation starting there */
+	struct vring ctrl;
+	uint8_t *ctrl_buf;
+	struct ctrl_slot slots[CTRL_SLOTS];
+	struct link pds, mrs, cqs, qps;
+};
+
+struct vrdma_pd {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t pdn;
+};
+
+struct vrdma_mr {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t mrn, lkey, rkey;
+};
+
+struct vrdma_cq {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t cqn;
+	struct vring vq;
+	struct virtio_rdma_cqe *bufs;	/* descriptor i always points at bufs[i] */
+};
+
+struct vrdma_qp {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t qpn;
+	uint8_t qp_type;
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	struct wq sq, rq;
+};
+
+static inline int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Milliseconds until deadline for poll(), rounded up so that a wait never
+ * ends early; -1 for no deadline. */
+static inline int ms_until(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - now_ns();
+	if (left <= 0)
+		return 0;
+	left = (left + 999999) / 1000000;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static inline bool all_zero(const uint8_t *p, size_t len)
+{
+	while (len--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+static inline unsigned int ring_size_for(uint32_t n)
+{
+	unsigned int num = 1;
+
+	while (num < n && num < VIRTQ_MAX_SIZE)
+		num <<= 1;
+	return num;
+}
+
+/* shm.c (the shared memory: first fit over the memfd, in pages) */
+void *shm_alloc(struct vrdma_ctx *ctx, size_t len);
+void shm_free(struct vrdma_ctx *ctx, void *p);
+bool in_shm(const struct vrdma_ctx *ctx, const void *p, size_t len);
+
+/* vhost_client.c (the vhost-user front-end: messages, handshake, memory table) */
+int conn_lost(struct vrdma_ctx *ctx, int err);
+int vu_call(struct vrdma_ctx *ctx, uint32_t request, const void *payload, uint32_t size,
+	    const int *fds, unsigned int nfds, void *reply, uint32_t *reply_size);
+int vu_set_state(struct vrdma_ctx *ctx, uint32_t request, unsigned int index, unsigned int num);
+int vu_set_fd(struct vrdma_ctx *ctx, uint32_t request, unsigned int index, int fd);
+int get_config(struct vrdma_ctx *ctx, uint32_t offset, void *buf, uint32_t len);
+int vrdma_connect(const char *path, unsigned int timeout_ms);
+int handshake(struct vrdma_ctx *ctx);
+
+/* vring.c (split virtqueues as the driver sees them, and the WQE rings on them) */
+void vring_init(struct vring *vq);
+int vring_setup(struct vrdma_ctx *ctx, struct vring *vq, unsigned int index,
+		unsigned int num, uint16_t avail_flags);
+bool vring_teardown(struct vrdma_ctx *ctx, struct vring *vq);
+void vring_push(struct vring *vq, uint16_t head);
+void vring_publish(struct vring *vq);
+int vring_peek_used(struct vring *vq, uint32_t *id, uint32_t *len);
+void vring_close_fds(struct vring *vq);
+size_t vring_bytes(unsigned int num);
+size_t wq_bytes(uint32_t max_wr, size_t slot_size);
+void wq_free(struct wq *wq);
+int wq_setup(struct vrdma_ctx *ctx, struct wq *wq, unsigned int index, uint32_t max_wr,
+	     size_t slot_size);
+void wq_teardown(struct vrdma_ctx *ctx, struct wq *wq);
+int wq_get(struct vrdma_ctx *ctx, struct wq *wq, size_t len, uint8_t **buf);
+void wq_post(struct vrdma_ctx *ctx, struct wq *wq, unsigned int id, const uint8_t *buf, size_t len);
+
+/* verbs.c (the WQE sizes of a QP's queues) */
+size_t sq_slot_size(const struct vrdma_qp_init_attr *init);
+size_t rq_slot_size(const struct vrdma_qp_init_attr *init);
+
+/* ctrl.c (the control queue) */
+int ctrl_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len,
+	     void *rsp, size_t rsp_len);
+
+/* neigh.c (destination MACs) */
+void resolve_cached(const uint8_t gid[16], uint8_t mac[6]);
+
+#endif

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vrdma-pingpong's out-of-band exchange: rdma-core's text format over TCP.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "common/tcp.h"
+#include "pingpong.h"
+
+/* ---- the out-of-band exchange (rdma-core's text format over TCP) ---- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = send(fd, (const char *)buf + done, len - done, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		done += n;
+	}
+	return 0;
+}
+
+/* Exactly len bytes: the count read, or a negative errno (-EAGAIN: the
+ * socket's timeout). A short count means the peer closed. */
+static ssize_t read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = recv(fd, (char *)buf + done, len - done, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		done += n;
+	}
+	return (ssize_t)done;
+}
+
+static void say_read_error(const char *who, ssize_t n, size_t want)
+{
+	if (n < 0)
+		fprintf(stderr, "%s: %s\n", who,
+			n == -EAGAIN ? "timed out" : strerror((int)-n));
+	else if ((size_t)n < want)
+		fprintf(stderr, "%s: the peer closed the connection\n", who);
+}
+
+static void dest_to_wire(const struct pp_dest *d, char msg[WIRE_LEN])
+{
+	char gid[33];
+	int i;
+
+	/* the GID's bytes in order, as gid_to_wire_gid writes them */
+	for (i = 0; i < 16; i++)
+		sprintf(gid + 2 * i, "%02x", d->gid[i]);
+	snprintf(msg, WIRE_LEN, "%04x:%06x:%06x:%s", d->lid, d->qpn, d->psn, gid);
+}
+
+static int wire_to_dest(const char msg[WIRE_LEN], struct pp_dest *d)
+{
+	char text[WIRE_LEN + 1], gid[33];
+	int i;
+
+	/* rdma-core sends the NUL, but a peer's bytes are not to be trusted */
+	memcpy(text, msg, WIRE_LEN);
+	text[WIRE_LEN] = '\0';
+	if (sscanf(text, "%x:%x:%x:%32[0-9a-fA-F]", &d->lid, &d->qpn, &d->psn, gid) != 4 ||
+	    strlen(gid) != 32) {
+		fprintf(stderr, "Couldn't parse the remote address \"%.*s\"\n", (int)WIRE_LEN - 1, text);
+		return -EPROTO;
+	}
+	for (i = 0; i < 16; i++) {
+		char byte[3] = { gid[2 * i], gid[2 * i + 1], '\0' };
+
+		d->gid[i] = (uint8_t)strtoul(byte, NULL, 16);
+	}
+	return 0;
+}
+
+int client_exch_dest(const struct pp_opts *o, const struct pp_dest *my,
+		     struct pp_dest *rem)
+{
+	char msg[WIRE_LEN];
+	int fd, ret = -1;
+	ssize_t got;
+
+	fd = tcp_connect(o->servername, (int)o->tcp_port, AF_UNSPEC, o->timeout_s);
+	if (fd < 0)
+		return -1;
+
+	dest_to_wire(my, msg);
+	if (write_all(fd, msg, WIRE_LEN)) {
+		fprintf(stderr, "Couldn't send local address\n");
+		goto close_fd;
+	}
+	got = read_all(fd, msg, WIRE_LEN);
+	if (got != (ssize_t)WIRE_LEN || write_all(fd, "done", DONE_LEN)) {
+		say_read_error("client read/write", got, WIRE_LEN);
+		fprintf(stderr, "Couldn't read/write remote address\n");
+		goto close_fd;
+	}
+	ret = wire_to_dest(msg, rem) ? -1 : 0;
+close_fd:
+	close(fd);
+	return ret;
+}
+
+/* The server connects its QP between reading the client's address and
+ * sending its own, as rdma-core's does. */
+int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct pp_dest *rem)
+{
+	const struct pp_opts *o = c->o;
+	char msg[WIRE_LEN];
+	int lfd, fd, ret = -1;
+	ssize_t got;
+
+	lfd = tcp_listen((int)o->tcp_port, AF_UNSPEC);
+	if (lfd < 0)
+		return -1;
+	/* a server waits for its client as long as it takes */
+	do
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	close(lfd);
+	if (fd < 0) {
+		fprintf(stderr, "accept() failed: %s\n", strerror(errno));
+		return -1;
+	}
+	tcp_timeouts(fd, o->timeout_s);
+
+	got = read_all(fd, msg, WIRE_LEN);
+	if (got != (ssize_t)WIRE_LEN) {
+		say_read_error("server read", got, WIRE_LEN);
+		fprintf(stderr, "%zd/%zu: Couldn't read remote address\n", got < 0 ? 0 : got,
+			WIRE_LEN);
+		goto close_fd;
+	}
+	if (wire_to_dest(msg, rem))
+		goto close_fd;
+	if (pp_connect(c, my->psn, rem)) {
+		fprintf(stderr, "Couldn't connect to remote QP\n");
+		goto close_fd;
+	}
+	dest_to_wire(my, msg);
+	if (write_all(fd, msg, WIRE_LEN)) {
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto close_fd;
+	}
+	got = read_all(fd, msg, DONE_LEN);
+	if (got != (ssize_t)DONE_LEN || memcmp(msg, "done", DONE_LEN)) {
+		say_read_error("server read", got, DONE_LEN);
+		fprintf(stderr, "Couldn't send/recv local address\n");
+		goto close_fd;
+	}
+	ret = 0;
+close_fd:
+	close(fd);
+	return ret;
+}
