@@ -45,6 +45,11 @@ struct side {
 int side_open(struct side *s, uint8_t id, const struct eng_ops *ops,
 	      struct eng_qp_init_attr *init, uint32_t cq_depth, uint64_t mem_size,
 	      const char **what);
+/* RESET -> INIT -> RTR -> RTS, connected to s->peer (retry_cnt and
+ * rnr_retry are set on the way to RTS, IBA 10.3: not later). 0, or the
+ * error of the step that failed, named in *what. */
+int side_connect(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32_t sq_psn,
+		 uint32_t rq_psn, uint8_t retry_cnt, uint8_t rnr_retry, const char **what);
 /* Undo side_open: 0, or the first error (the rest is freed regardless). */
 int side_close(struct side *s);
 /* eng_ops.gid: index 0 is the side's address. */

@@ -286,38 +286,10 @@ static uint8_t next_retry_cnt = 7, next_rnr_retry = 7;
 static void connect_qp(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32_t sq_psn,
 		       uint32_t rq_psn)
 {
-	struct eng_qp_attr a = { .qp_state = ENG_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = ENG_ACCESS_ALL, .qkey = 0x11111111 };
-	unsigned int m = ENG_QP_STATE | ENG_QP_PKEY_INDEX | ENG_QP_PORT;
+	const char *what;
 
-	m |= type == ENG_QPT_UD ? ENG_QP_QKEY : ENG_QP_ACCESS_FLAGS;
-	assert_int_equal(eng_qp_modify(s->qp, &a, m), 0);
-	a.qp_state = ENG_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = eng_qp_num(s->peer->qp);
-	a.rq_psn = rq_psn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	memcpy(a.ah_attr.dgid, s->peer->gid, 16);
-	memcpy(a.ah_attr.dmac, s->peer->mac, 6);
-	a.ah_attr.port_num = 1;
-	m = ENG_QP_STATE;
-	if (type == ENG_QPT_RC)
-		m |= ENG_QP_AV | ENG_QP_PATH_MTU | ENG_QP_DEST_QPN | ENG_QP_RQ_PSN |
-		     ENG_QP_MAX_DEST_RD_ATOMIC | ENG_QP_MIN_RNR_TIMER;
-	else if (type == ENG_QPT_UC)
-		m |= ENG_QP_AV | ENG_QP_PATH_MTU | ENG_QP_DEST_QPN | ENG_QP_RQ_PSN;
-	assert_int_equal(eng_qp_modify(s->qp, &a, m), 0);
-	a.qp_state = ENG_QPS_RTS;
-	a.sq_psn = sq_psn;
-	a.timeout = 14;
-	a.retry_cnt = next_retry_cnt;
-	a.rnr_retry = next_rnr_retry;
-	a.max_rd_atomic = 4;
-	m = ENG_QP_STATE | ENG_QP_SQ_PSN;
-	if (type == ENG_QPT_RC)
-		m |= ENG_QP_TIMEOUT | ENG_QP_RETRY_CNT | ENG_QP_RNR_RETRY | ENG_QP_MAX_QP_RD_ATOMIC;
-	assert_int_equal(eng_qp_modify(s->qp, &a, m), 0);
+	assert_int_equal(side_connect(s, type, mtu, sq_psn, rq_psn, next_retry_cnt, next_rnr_retry,
+				      &what), 0);
 }
 
 static void pair_init(struct side *a, struct side *b, enum eng_qp_type type, enum eng_mtu mtu,
