@@ -108,7 +108,7 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 		 size_t errlen)
 {
 	struct vdev_port port = { .mtu = d->port.mtu };
-	struct vdev_host host;
+	struct eng_tx tx;
 	struct vdev_sync sync;
 	char gids[512];
 	struct worker *w;
@@ -130,9 +130,9 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 		goto unreserve;
 	}
 	w = worker_of_vm(d->workers, d->n_workers, id);
-	worker_vdev_hooks(w, &host, &sync);
+	worker_vdev_hooks(w, &tx, &sync);
 	memcpy(port.mac, d->port.mac, sizeof(port.mac));
-	ret = vdev_init(v, &d->vms.vms[id].cfg, id, &port, &host, &sync);
+	ret = vdev_init(v, &d->vms.vms[id].cfg, id, &port, &tx, &sync);
 	if (ret) {
 		snprintf(err, errlen, "cannot create its device: %s", strerror(-ret));
 		goto free_vdev;

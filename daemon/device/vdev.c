@@ -21,27 +21,6 @@
 
 /* ---- engine glue ---- */
 
-static uint64_t op_now(void *ctx)
-{
-	struct vdev *v = ctx;
-
-	return v->host.now_ns(v->host.ctx);
-}
-
-static unsigned int op_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
-{
-	struct vdev *v = ctx;
-
-	return v->host.tx_alloc(v->host.ctx, len, frags, max);
-}
-
-static void op_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
-{
-	struct vdev *v = ctx;
-
-	v->host.tx_send(v->host.ctx, frags, n, len);
-}
-
 static const uint8_t *vm_mac(const struct vdev *v)
 {
 	return v->cfg->has_mac ? v->cfg->mac : v->port.mac;
@@ -170,7 +149,7 @@ static int device_reset(struct vdev *v)
 {
 	free_resources(v);
 	eng_dev_free(v->eng);
-	v->eng = eng_dev_new(&v->eng_ops, v);
+	v->eng = eng_dev_new(&v->eng_ops, v, &v->tx);
 	if (!v->eng)
 		return -ENOMEM;
 	eng_dev_set_limits(v->eng, VDEV_MAX_PD, v->max_mr, v->max_cq, v->max_qp);
@@ -265,7 +244,7 @@ static const struct vu_ops vdev_vu_ops = {
 };
 
 int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
-	      const struct vdev_port *port, const struct vdev_host *host,
+	      const struct vdev_port *port, const struct eng_tx *tx,
 	      const struct vdev_sync *sync)
 {
 	int err;
@@ -278,11 +257,10 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 	v->max_mr = cfg->max_mr;
 	v->max_mr_pages = cfg->max_mr_pages;
 	v->port = *port;
-	v->host = *host;
+	v->tx = *tx;
 	if (sync)
 		v->sync = *sync;
 	v->eng_ops = (struct eng_ops){
-		.now_ns = op_now, .tx_alloc = op_tx_alloc, .tx_send = op_tx_send,
 		.gid = op_gid, .cq_event = op_cq_event, .async_error = op_async,
 	};
 	v->cqs = calloc(v->max_cq, sizeof(*v->cqs));

@@ -19,14 +19,6 @@
 #include "vhost_backend.h"
 #include "virtio_rdma.h"
 
-/* What the owning worker provides: the clock and frame transmission. */
-struct vdev_host {
-	uint64_t (*now_ns)(void *ctx);
-	unsigned int (*tx_alloc)(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max);
-	void (*tx_send)(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len);
-	void *ctx;
-};
-
 /* How the control thread reaches the owning worker. */
 struct vdev_sync {
 	void (*quiesce)(void *ctx);
@@ -78,7 +70,7 @@ struct vdev {
 	struct vdev_port port;
 	struct eng_dev *eng;
 	struct eng_ops eng_ops;
-	struct vdev_host host;
+	struct eng_tx tx;		/* the worker's clock and wire, for the engine */
 	struct vdev_sync sync;
 	struct virtio_rdma_config config;	/* gid_tbl is the live GID table */
 	bool gid_valid[VIRTIO_RDMA_GID_TBL_LEN];
@@ -92,7 +84,7 @@ struct vdev {
 };
 
 int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
-	      const struct vdev_port *port, const struct vdev_host *host,
+	      const struct vdev_port *port, const struct eng_tx *tx,
 	      const struct vdev_sync *sync);
 void vdev_free(struct vdev *v);
 

@@ -49,7 +49,7 @@ void eng_comp_progress(struct eng_qp *qp, uint32_t psn)
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.gap_handled = false;
-	now = qp->dev->ops->now_ns(qp->dev->ctx);
+	now = eng_now(qp->dev);
 	qp->comp.deadline = qp->req.psn != qp->comp.psn && qp->attr.timeout ?
 			    now + eng_timeout_ns(qp->attr.timeout) : 0;
 }
@@ -101,7 +101,7 @@ static uint32_t comp_acked(struct eng_qp *qp, uint32_t psn)
 static void comp_alive(struct eng_qp *qp)
 {
 	if (qp->comp.deadline)
-		qp->comp.deadline = qp->dev->ops->now_ns(qp->dev->ctx) +
+		qp->comp.deadline = eng_now(qp->dev) +
 				    eng_timeout_ns(qp->attr.timeout);
 }
 
@@ -170,7 +170,7 @@ static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
 	}
 	eng_count(qp, ENG_CNT_RETRY_RNR);
 	qp->comp.deadline = 0;
-	qp->comp.rnr_until = qp->dev->ops->now_ns(qp->dev->ctx) + eng_rnr_ns(code);
+	qp->comp.rnr_until = eng_now(qp->dev) + eng_rnr_ns(code);
 	eng_req_rewind(qp, psn);
 }
 

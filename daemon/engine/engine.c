@@ -128,7 +128,7 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 	for (i = 0; i < npayload; i++)
 		len += payload[i].len;
 	len = roce_header_len(&a, h->opcode) + len + (4 - len % 4) % 4 + ROCE_ICRC_LEN;
-	n = ops->tx_alloc(qp->dev->ctx, len, frags, XMIT_MAX_FRAGS);
+	n = qp->dev->tx.tx_alloc(qp->dev->tx.ctx, a.dgid, len, frags, XMIT_MAX_FRAGS);
 	if (!n) {
 		count(qp->dev, qp, ENG_CNT_TX_NO_BUFFER);
 		return -EAGAIN;
@@ -136,7 +136,7 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 	r = roce_build(frags, n, &nused, &a, h, payload, npayload);
 	if (r < 0)
 		return r;	/* a bug of ours: the host keeps its buffers */
-	ops->tx_send(qp->dev->ctx, frags, nused, (uint32_t)r);
+	qp->dev->tx.tx_send(qp->dev->tx.ctx, frags, nused, (uint32_t)r);
 	count(qp->dev, qp, ENG_CNT_TX_PKTS);
 	return 0;
 }
@@ -317,7 +317,7 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 
 uint64_t eng_poll(struct eng_dev *dev)
 {
-	uint64_t now = dev->ops->now_ns(dev->ctx), next = 0;
+	uint64_t now = eng_now(dev), next = 0;
 	uint32_t i;
 
 	for (i = 0; i < dev->qps.cap; i++) {

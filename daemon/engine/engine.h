@@ -237,15 +237,25 @@ struct eng_qp;
  * or NULL when that memory is gone (a guest unplugged it, say). */
 typedef void *(*eng_mem_map_fn)(void *mem, uint64_t off, uint64_t len, uint64_t *contig);
 
-/* What the engine needs from its host. */
-struct eng_ops {
+/* The clock and the wire: what the port (or a test's wire) gives the
+ * engine, called straight, with its own ctx. */
+struct eng_tx {
 	uint64_t (*now_ns)(void *ctx);
-	/* Buffers for one outgoing frame of len bytes: fill frags (room in .len),
-	 * return how many, or 0 when none is free now (the engine tries again on
-	 * its next poll). */
-	unsigned int (*tx_alloc)(void *ctx, uint32_t len, struct roce_frag *frags,
-				 unsigned int max);
+	/* Buffers for one outgoing frame of len bytes to dgid, in which the
+	 * engine builds it: the destination says where they are (a NIC's
+	 * transmit buffers, or the receiving VM's queue on this host). Fill
+	 * frags (room in .len), return how many, or 0 when none is free now
+	 * (the engine tries again on its next poll). They are the host's until
+	 * tx_send; a tx_alloc without a tx_send gives them back. */
+	unsigned int (*tx_alloc)(void *ctx, const uint8_t dgid[16], uint32_t len,
+				 struct roce_frag *frags, unsigned int max);
+	/* The frame is in the first n of those buffers, len bytes: send it. */
 	void (*tx_send)(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len);
+	void *ctx;
+};
+
+/* What the engine needs from its device. */
+struct eng_ops {
 	/* A GID table entry: the source GID and MAC of frames sent with it. */
 	int (*gid)(void *ctx, uint8_t index, uint8_t gid[16], uint8_t mac[6]);
 	/* A completion was added to cq (for REQ_NOTIFY_CQ and eventfds). */
@@ -263,7 +273,7 @@ enum eng_async_event {
 	ENG_EVENT_QP_ACCESS_ERR = 4,	/* a responder error: access violation */
 };
 
-struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx);
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct eng_tx *tx);
 void eng_dev_free(struct eng_dev *dev);
 /* The port's MTU: the size of UD messages and the ceiling of path_mtu. */
 void eng_dev_set_port_mtu(struct eng_dev *dev, enum eng_mtu mtu);

@@ -45,6 +45,7 @@ struct eng_dev {
 	struct eng_counters cnt;	/* all QPs, and frames for no QP */
 	const struct eng_ops *ops;
 	void *ctx;
+	struct eng_tx tx;
 	struct eng_table pds, mrs, cqs, qps;	/* by handle */
 	struct eng_idmap mr_keys, qpns;		/* by the names peers see */
 };
@@ -187,6 +188,11 @@ static inline void eng_count(struct eng_qp *qp, enum eng_counter c)
 {
 	qp->cnt.c[c]++;
 	qp->dev->cnt.c[c]++;
+}
+
+static inline uint64_t eng_now(const struct eng_dev *dev)
+{
+	return dev->tx.now_ns(dev->tx.ctx);
 }
 
 uint32_t eng_qp_mtu(const struct eng_qp *qp);

@@ -171,7 +171,7 @@ int eng_idmap_add_random(struct eng_idmap *m, uint32_t mask, bool (*bad)(uint32_
 	return err;
 }
 
-struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx)
+struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct eng_tx *tx)
 {
 	struct eng_dev *dev = calloc(1, sizeof(*dev));
 
@@ -179,6 +179,7 @@ struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx)
 		return NULL;
 	dev->ops = ops;
 	dev->ctx = ctx;
+	dev->tx = *tx;
 	dev->pds.max = ENG_MAX_PD;
 	dev->mrs.max = ENG_MAX_MR;
 	dev->cqs.max = ENG_MAX_QP;

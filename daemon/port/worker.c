@@ -287,62 +287,171 @@ static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 		tx_flush(w);
 }
 
-/* The destination GID of a frame we built (untagged Ethernet). */
-static bool frame_dgid(const uint8_t *f, uint32_t len, struct vrdma_gid *gid)
-{
-	if (len >= 14 + 20 && f[12] == 0x08 && f[13] == 0x00) {
-		roce_gid_from_v4(gid->raw, f + 14 + 16);
-		return true;
-	}
-	if (len >= 14 + 40 && f[12] == 0x86 && f[13] == 0xdd) {
-		memcpy(gid->raw, f + 14 + 24, 16);
-		return true;
-	}
-	return false;
-}
-
 static uint64_t host_now(void *ctx)
 {
 	(void)ctx;
 	return mono_ns();
 }
 
-static unsigned int host_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags,
-				  unsigned int max)
+/* Give back what a tx_alloc took and no tx_send used. */
+static void tx_cancel(struct worker *w)
 {
-	struct worker *w = ctx;
+	struct tx_pending *t = &w->tx;
 
-	if (!max || len > sizeof(w->tx_buf))
-		return 0;
-	frags[0].data = w->tx_buf;
-	frags[0].len = sizeof(w->tx_buf);
+	while (t->target == TX_NIC && t->n)
+		w->tx_free[w->n_tx_free++] = t->addr[--t->n];
+	t->target = TX_NONE;	/* a ring record is not published until committed */
+}
+
+/* Room for the frame in dst's ring from w, as a record of kind for vm. */
+static unsigned int tx_alloc_ring(struct worker *w, struct worker *dst, enum frame_kind kind,
+				  uint32_t vm, uint32_t len, struct roce_frag *frags)
+{
+	struct frame_ring *r = &dst->in[w->id];
+	struct tx_pending *t = &w->tx;
+	uint64_t next;
+
+	t->rec = frame_ring_reserve(r, len, &next);
+	if (!t->rec)
+		return 0;	/* dst is behind: the engine tries again */
+	t->target = TX_RING;
+	t->ring = r;
+	t->dst = dst;
+	t->base = next - frame_rec_size(len);
+	t->kind = (uint16_t)kind;
+	t->vm = (uint16_t)vm;
+	frags[0] = (struct roce_frag){ t->rec->data, len };
 	return 1;
 }
 
-/* A frame to another VM of this daemon goes straight to its device (as rxe
- * loops back); any other onto the NIC. */
-static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+/* UMEM frames of the worker's NIC queue, and room in its TX ring. */
+static unsigned int tx_alloc_nic(struct worker *w, uint32_t len, struct roce_frag *frags,
+				 unsigned int max)
+{
+	unsigned int need = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE;
+	struct tx_pending *t = &w->tx;
+	struct xsk_queue *q = w->txq;
+
+	if (need > 1 && !w->port->multi_buffer) {
+		t->target = TX_DROP;
+		t->drop = PORT_DROP_TX_TOO_BIG;
+		frags[0] = (struct roce_frag){ w->tx_buf, sizeof(w->tx_buf) };
+		return 1;
+	}
+	if (need > max || need > XSK_MAX_FRAGS)
+		return 0;
+	if (w->n_tx_free < need)
+		tx_reclaim(w);
+	if (w->n_tx_free < need) {
+		tx_flush(w);
+		tx_reclaim(w);
+	}
+	/* Full: the engine keeps the frame and tries again on its next poll. */
+	if (w->n_tx_free < need || xsk_prod_nb_free(&q->tx, need) < need)
+		return 0;
+	t->target = TX_NIC;
+	for (t->n = 0; t->n < need; t->n++) {
+		t->addr[t->n] = w->tx_free[--w->n_tx_free];
+		frags[t->n] = (struct roce_frag){ xsk_umem__get_data(q->area, t->addr[t->n]),
+						  XSK_FRAME_SIZE };
+	}
+	return need;
+}
+
+/* The engine knows where a frame goes before it builds it: to another VM
+ * of this daemon, straight into its worker's ring (as rxe loops back); to
+ * anyone else, into this worker's UMEM frames (or worker 0's ring, when
+ * this worker has no NIC queue). No bounce buffer, no parsing of what we
+ * built. */
+static unsigned int host_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+				  struct roce_frag *frags, unsigned int max)
 {
 	struct worker *w = ctx;
-	struct roce_frag f = { .data = w->tx_buf, .len = len };
 	struct vrdma_gid gid;
 	const struct vm *vm;
 
-	(void)frags;
-	(void)n;
-	if (frame_dgid(w->tx_buf, len, &gid) && (vm = vm_table_find_gid(w->vms, &gid)) &&
-	    vm->dev) {
+	tx_cancel(w);
+	if (!max || len > WORKER_MAX_FRAME)
+		return 0;
+	memcpy(gid.raw, dgid, sizeof(gid.raw));
+	vm = vm_table_find_gid(w->vms, &gid);
+	if (vm && vm->dev)
+		return tx_alloc_ring(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX,
+				     vm->id, len, frags);
+	if (w->txq)
+		return tx_alloc_nic(w, len, frags, max);
+	return tx_alloc_ring(w, &w->all[0], FRAME_TX, 0, len, frags);
+}
+
+static void tx_send_ring(struct worker *w, struct roce_frag *frags, uint32_t len)
+{
+	struct tx_pending *t = &w->tx;
+
+	t->rec->len = len;
+	t->rec->kind = t->kind;
+	t->rec->vm = t->vm;
+	if (t->kind == FRAME_RX) {
 		stat_add(&w->stats.loopback_frames, 1);
-		capture(w, CAPTURE_LOOPBACK, &f, 1, len);
-		/* Through the ring even to itself: no engine is re-entered. */
-		hand_over(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX, vm->id, &f,
-			  1, len);
+		capture(w, CAPTURE_LOOPBACK, frags, 1, len);
+	}
+	frame_ring_commit(t->ring, t->base + frame_rec_size(len));
+	if (t->dst != w) {
+		stat_add(&w->stats.handed_over, 1);
+		/* Publish the record before reading dst->sleeping (no lost wakeup). */
+		atomic_thread_fence(memory_order_seq_cst);
+		wake(t->dst);
+	}
+}
+
+static void tx_send_nic(struct worker *w, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	struct tx_pending *t = &w->tx;
+	struct xsk_queue *q = w->txq;
+	uint32_t idx, i;
+
+	while (t->n > n)	/* the frame needed fewer than asked for */
+		w->tx_free[w->n_tx_free++] = t->addr[--t->n];
+	/* tx_alloc_nic saw room for them, and only this worker produces here */
+	if (xsk_ring_prod__reserve(&q->tx, n, &idx) != n) {
+		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
+		tx_cancel(w);
 		return;
 	}
-	if (w->txq)
-		xsk_send(w, w->tx_buf, len);
-	else
-		hand_over(w, &w->all[0], FRAME_TX, 0, &f, 1, len);
+	capture(w, CAPTURE_TX, frags, n, len);	/* what goes on the wire, as it goes */
+	for (i = 0; i < n; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
+		uint32_t c = len - i * XSK_FRAME_SIZE;
+
+		d->addr = t->addr[i];
+		d->len = c < XSK_FRAME_SIZE ? c : XSK_FRAME_SIZE;
+		d->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+	}
+	t->n = 0;
+	xsk_ring_prod__submit(&q->tx, n);
+	stat_add(&w->stats.tx_frames, 1);
+	stat_add(&w->stats.tx_bytes, len);
+	if (xsk_prod_nb_free(&q->tx, 64) < 64)
+		tx_flush(w);
+}
+
+static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	struct worker *w = ctx;
+
+	switch (w->tx.target) {
+	case TX_RING:
+		tx_send_ring(w, frags, len);
+		break;
+	case TX_NIC:
+		tx_send_nic(w, frags, n, len);
+		break;
+	case TX_DROP:
+		stat_add(&w->stats.drops[w->tx.drop], 1);
+		break;
+	case TX_NONE:
+		break;
+	}
+	w->tx.target = TX_NONE;
 }
 
 static unsigned int drain_rings(struct worker *w)
@@ -363,7 +472,9 @@ static unsigned int drain_rings(struct worker *w)
 				if (w->txq)
 					xsk_send(w, rec->data, rec->len);
 			} else if ((v = dev_of_vm(w, rec->vm))) {
-				if (roce_parse(&pkt, &f, 1, &why))
+				/* built here, or checked by the worker that
+				 * received it: no second ICRC */
+				if (roce_parse_checked(&pkt, &f, 1, &why))
 					stat_add(&w->stats.drops[why], 1);
 				else
 					vdev_rx(v, &pkt);
@@ -449,9 +560,9 @@ static void sync_broken(void *ctx)
 				w->id, strerror(errno));
 }
 
-void worker_vdev_hooks(struct worker *w, struct vdev_host *host, struct vdev_sync *sync)
+void worker_vdev_hooks(struct worker *w, struct eng_tx *tx, struct vdev_sync *sync)
 {
-	*host = (struct vdev_host){ host_now, host_tx_alloc, host_tx_send, w };
+	*tx = (struct eng_tx){ host_now, host_tx_alloc, host_tx_send, w };
 	*sync = (struct vdev_sync){ sync_quiesce, sync_resume, sync_kick_changed, sync_broken, w };
 }
 

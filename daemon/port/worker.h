@@ -52,6 +52,23 @@ struct worker_stats {
 };
 
 #define WORKER_MAX_FRAME 10240		/* largest frame handled (9000 MTU + headers) */
+
+/* The frame the engine is building (between tx_alloc and tx_send): into the
+ * NIC's UMEM frames, straight into another worker's ring (loopback, or a
+ * frame for worker 0 to send), or into scratch to be dropped. */
+enum tx_target { TX_NONE, TX_NIC, TX_RING, TX_DROP };
+
+struct tx_pending {
+	enum tx_target target;
+	enum port_drop drop;		/* TX_DROP: why */
+	struct frame_ring *ring;	/* TX_RING */
+	struct worker *dst;
+	struct frame_rec *rec;
+	uint64_t base;			/* the ring's head before the record */
+	uint16_t kind, vm;
+	unsigned int n;			/* TX_NIC: UMEM frames taken */
+	uint64_t addr[XSK_MAX_FRAGS];
+};
 #define CAPTURE_RING_BYTES (2u << 20)	/* per worker, for vrdmactl capture */
 
 /* frame_rec.kind of a captured frame */
@@ -71,6 +88,7 @@ struct worker {
 	uint64_t *tx_free;		/* free UMEM frames of txq */
 	unsigned int n_tx_free;
 	uint32_t tx_left;		/* TX descriptors the kernel had not taken */
+	struct tx_pending tx;
 	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */
 	struct vdev **own;		/* devices this worker runs */
 	unsigned int n_own;
@@ -92,7 +110,7 @@ struct worker {
 	 * consumes; daemon/core/capture.c). */
 	_Atomic int capture_on;
 	struct frame_ring capture;
-	uint8_t tx_buf[WORKER_MAX_FRAME];
+	uint8_t tx_buf[WORKER_MAX_FRAME];	/* TX_DROP's scratch */
 	struct worker_stats stats;
 };
 
@@ -106,8 +124,8 @@ static inline struct worker *worker_of_vm(struct worker *ws, unsigned int n, uin
 {
 	return &ws[vm_id % n];
 }
-/* Host and sync hooks for a device owned by w. */
-void worker_vdev_hooks(struct worker *w, struct vdev_host *host, struct vdev_sync *sync);
+/* The clock and wire (for its engine) and sync hooks of a device owned by w. */
+void worker_vdev_hooks(struct worker *w, struct eng_tx *tx, struct vdev_sync *sync);
 int workers_run(struct worker *ws, unsigned int n);
 void workers_stop(struct worker *ws, unsigned int n);
 void workers_free(struct worker *ws, unsigned int n);

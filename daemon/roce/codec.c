@@ -146,8 +146,8 @@ static void parse_ext(struct roce_pkt *pkt, const uint8_t *bth)
 
 #define DROP(reason) do { *why = (reason); return -EBADMSG; } while (0)
 
-int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
-	       enum roce_drop *why)
+static int parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
+		 enum roce_drop *why, bool check_icrc)
 {
 	const uint8_t *p = nfrags ? frags[0].data : NULL, *ip, *udp, *bth;
 	uint32_t first = nfrags ? frags[0].len : 0, total, off = 14, end, ip_len, hdr_end, body;
@@ -256,13 +256,17 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 	    (!(pkt->op->mask & ROCE_F_PAYLOAD) && body))
 		DROP(ROCE_DROP_PAD);
 
-	crc = roce_icrc_masked_headers(ip, ip_len, pkt->ipv6);
-	cursor_seek(&c, frags, nfrags, pkt->bth_off + sizeof(struct bth));
-	cursor_io(&c, NULL, NULL, end - ROCE_ICRC_LEN - pkt->bth_off - sizeof(struct bth), &crc);
+	cursor_seek(&c, frags, nfrags, end - ROCE_ICRC_LEN);
 	cursor_io(&c, stored, NULL, ROCE_ICRC_LEN, NULL);
 	pkt->icrc = stored[0] | stored[1] << 8 | stored[2] << 16 | (uint32_t)stored[3] << 24;
-	if (pkt->icrc != crc)
-		DROP(ROCE_DROP_ICRC);
+	if (check_icrc) {
+		crc = roce_icrc_masked_headers(ip, ip_len, pkt->ipv6);
+		cursor_seek(&c, frags, nfrags, pkt->bth_off + sizeof(struct bth));
+		cursor_io(&c, NULL, NULL, end - ROCE_ICRC_LEN - pkt->bth_off - sizeof(struct bth),
+			  &crc);
+		if (pkt->icrc != crc)
+			DROP(ROCE_DROP_ICRC);
+	}
 
 	pkt->h.opcode = bth[0];
 	pkt->h.se = bth_se((const void *)bth);
@@ -278,6 +282,18 @@ int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int
 	pkt->payload_len = body - pkt->h.pad;
 	pkt->len = end;
 	return 0;
+}
+
+int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
+	       enum roce_drop *why)
+{
+	return parse(pkt, frags, nfrags, why, true);
+}
+
+int roce_parse_checked(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
+		       enum roce_drop *why)
+{
+	return parse(pkt, frags, nfrags, why, false);
 }
 
 int roce_pkt_copy_payload(const struct roce_pkt *pkt, uint32_t off, void *dst, uint32_t len)

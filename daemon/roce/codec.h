@@ -87,6 +87,12 @@ const char *roce_drop_name(enum roce_drop d);
 int roce_parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
 	       enum roce_drop *why);
 
+/* The same for a frame whose ICRC is known to be right (one this process
+ * built, or one it parsed before): every check but the CRC, which is most
+ * of the cost. */
+int roce_parse_checked(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned int nfrags,
+		       enum roce_drop *why);
+
 /* Copy len bytes of the payload, from byte off of it, into dst. */
 int roce_pkt_copy_payload(const struct roce_pkt *pkt, uint32_t off, void *dst, uint32_t len);
 

@@ -67,9 +67,11 @@ static uint64_t op_now_ns(void *ctx)
 	return mono_ns();
 }
 
-static unsigned int op_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+static unsigned int op_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+				struct roce_frag *frags, unsigned int max)
 {
 	(void)ctx;
+	(void)dgid;
 	if (len > FRAME_ROOM || !max) {
 		fprintf(stderr, "engine_bench: engine asked for a %u B frame\n", len);
 		exit(1);
@@ -95,9 +97,8 @@ static void op_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint3
 	w->count++;
 }
 
-static const struct eng_ops ops = {
-	.now_ns = op_now_ns, .tx_alloc = op_tx_alloc, .tx_send = op_tx_send, .gid = side_gid,
-};
+static const struct eng_ops ops = { .gid = side_gid };
+static const struct eng_tx wire_tx = { op_now_ns, op_tx_alloc, op_tx_send, NULL };
 
 /* Hand everything s sent to its peer, in order (eng_rx may send more). */
 static void deliver(struct side *s)
@@ -137,7 +138,7 @@ static void side_init(struct side *s, uint8_t id)
 	const char *what;
 	int r;
 
-	if ((r = side_open(s, id, &ops, &init, 1024, MEM_SIZE, &what)))
+	if ((r = side_open(s, id, &ops, &wire_tx, &init, 1024, MEM_SIZE, &what)))
 		die(what, r);
 	s->wire = calloc(1, sizeof(*s->wire));
 	if (!s->wire)

@@ -50,9 +50,10 @@ static uint64_t h_now(void *ctx)
 	return clock_ns += 1000;
 }
 
-static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+static unsigned int h_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+			       struct roce_frag *frags, unsigned int max)
 {
-	(void)ctx; (void)len; (void)frags; (void)max;
+	(void)ctx; (void)dgid; (void)len; (void)frags; (void)max;
 	return 0;
 }
 
@@ -61,7 +62,7 @@ static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32
 	(void)ctx; (void)frags; (void)n; (void)len;
 }
 
-static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
+static const struct eng_tx host = { h_now, h_tx_alloc, h_tx_send, NULL };
 #endif
 
 /* Replies the device wrote to its end of the socketpair. */

@@ -71,9 +71,11 @@ static uint64_t h_now(void *ctx)
 	return clock_ns;
 }
 
-static unsigned int h_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+static unsigned int h_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+			       struct roce_frag *frags, unsigned int max)
 {
 	(void)ctx;
+	(void)dgid;
 	if (!max || len > BUF_SIZE || tx_tail - tx_head == TX_FRAMES)
 		return 0;
 	frags[0].data = tx_buf[tx_tail % TX_FRAMES];
@@ -89,7 +91,7 @@ static void h_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32
 	tx_tail++;
 }
 
-static const struct vdev_host host = { h_now, h_tx_alloc, h_tx_send, NULL };
+static const struct eng_tx host = { h_now, h_tx_alloc, h_tx_send, NULL };
 
 /* ---- the input ---- */
 

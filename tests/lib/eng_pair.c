@@ -30,7 +30,7 @@ int side_gid(void *ctx, uint8_t index, uint8_t g[16], uint8_t m[6])
 	return 0;
 }
 
-int side_open(struct side *s, uint8_t id, const struct eng_ops *ops,
+int side_open(struct side *s, uint8_t id, const struct eng_ops *ops, const struct eng_tx *tx,
 	      struct eng_qp_init_attr *init, uint32_t cq_depth, uint64_t mem_size,
 	      const char **what)
 {
@@ -41,7 +41,7 @@ int side_open(struct side *s, uint8_t id, const struct eng_ops *ops,
 	s->mac[0] = 0x52;
 	s->mac[5] = id;
 	*what = "eng_dev_new";
-	s->dev = eng_dev_new(ops, s);
+	s->dev = eng_dev_new(ops, s, &(struct eng_tx){ tx->now_ns, tx->tx_alloc, tx->tx_send, s });
 	if (!s->dev)
 		return -ENOMEM;
 	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);

@@ -40,9 +40,9 @@ struct side {
 };
 
 /* Side id (1, 2, ...) with mem_size bytes of memory, its engine calling ops
- * with s as ctx; init's CQs are set here. 0, or the error of the call that
- * failed, named in *what. */
-int side_open(struct side *s, uint8_t id, const struct eng_ops *ops,
+ * and tx (whose ctx is ignored) with s as ctx; init's CQs are set here. 0,
+ * or the error of the call that failed, named in *what. */
+int side_open(struct side *s, uint8_t id, const struct eng_ops *ops, const struct eng_tx *tx,
 	      struct eng_qp_init_attr *init, uint32_t cq_depth, uint64_t mem_size,
 	      const char **what);
 /* RESET -> INIT -> RTR -> RTS, connected to s->peer (retry_cnt and

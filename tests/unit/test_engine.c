@@ -96,11 +96,12 @@ static uint64_t t_now(void *ctx)
 }
 
 /* No frame buffers yet: the engine must keep its work queued. */
-static unsigned int t_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags,
-			       unsigned int max)
+static unsigned int t_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+			       struct roce_frag *frags, unsigned int max)
 {
 	struct tctx *t = ctx;
 
+	(void)dgid;
 	(void)frags;
 	(void)max;
 	t->tx_allocs++;
@@ -156,9 +157,6 @@ static void t_async_error(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int e
 }
 
 static const struct eng_ops test_ops = {
-	.now_ns = t_now,
-	.tx_alloc = t_tx_alloc,
-	.tx_send = t_tx_send,
 	.gid = t_gid,
 	.cq_event = t_cq_event,
 	.async_error = t_async_error,
@@ -176,7 +174,8 @@ static void fx_init(struct fx *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->t.now = 1000000000ull;
-	f->dev = eng_dev_new(&test_ops, &f->t);
+	f->dev = eng_dev_new(&test_ops, &f->t,
+			     &(struct eng_tx){ t_now, t_tx_alloc, t_tx_send, &f->t });
 	assert_non_null(f->dev);
 	/* the tests use path MTUs up to 4096: do not depend on the default */
 	eng_dev_set_port_mtu(f->dev, ENG_MTU_4096);

@@ -93,10 +93,12 @@ static uint64_t now_ns(void *ctx)
 	return clock_ns;
 }
 
-static unsigned int tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags, unsigned int max)
+static unsigned int tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+			     struct roce_frag *frags, unsigned int max)
 {
 	struct side *s = ctx;
 
+	(void)dgid;
 	(void)max;
 	if (s->wire->n == WIRE_MAX)
 		return 0;
@@ -135,10 +137,8 @@ static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
 	}
 }
 
-static const struct eng_ops ops = {
-	.now_ns = now_ns, .tx_alloc = tx_alloc, .tx_send = tx_send, .gid = side_gid,
-	.async_error = on_async,
-};
+static const struct eng_ops ops = { .gid = side_gid, .async_error = on_async };
+static const struct eng_tx wire_tx = { now_ns, tx_alloc, tx_send, NULL };
 
 #define FLIGHT_MAX 65536
 static struct flight {
@@ -265,7 +265,7 @@ static void side_init(struct side *s, uint8_t id, enum eng_qp_type type)
 	};
 	const char *what;
 
-	assert_int_equal(side_open(s, id, &ops, &init, 256, MEM_SIZE, &what), 0);
+	assert_int_equal(side_open(s, id, &ops, &wire_tx, &init, 256, MEM_SIZE, &what), 0);
 	s->wire = &wires[id - 1];
 	s->wire->n = 0;
 	s->wire->sent = 0;

@@ -83,10 +83,10 @@ static uint64_t host_now(void *ctx)
 	return fake_clock += 1000;
 }
 
-static unsigned int host_tx_alloc(void *ctx, uint32_t len, struct roce_frag *frags,
-				  unsigned int max)
+static unsigned int host_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
+				  struct roce_frag *frags, unsigned int max)
 {
-	(void)ctx; (void)len; (void)frags; (void)max;
+	(void)ctx; (void)dgid; (void)len; (void)frags; (void)max;
 	return 0;
 }
 
@@ -127,7 +127,7 @@ static struct fx *fx_new_mr_limits(const char *name, uint32_t vm_id, unsigned in
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct vdev_port port = { .mtu = 1500, .mac = { 2, 0, 0, 0, 0, 1 } };
-	struct vdev_host host = { host_now, host_tx_alloc, host_tx_send, NULL };
+	struct eng_tx host = { host_now, host_tx_alloc, host_tx_send, NULL };
 
 	assert_non_null(f);
 	snprintf(f->cfg.name, sizeof(f->cfg.name), "%s", name);
