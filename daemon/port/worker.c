@@ -13,6 +13,7 @@
 #include "codec.h"
 #include "log.h"
 #include "worker.h"
+#include "xsk_ring.h"
 
 #define RX_BATCH 64
 #define TX_RETRY_NS 1000000ull	/* 1 ms: kick a stuck TX ring again */
@@ -170,121 +171,49 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 		deliver(w, vm, &pkt, frags, nfrags, total_len);
 }
 
+static void rx_one(void *ctx, const struct roce_frag *frags, unsigned int n, uint32_t len)
+{
+	rx_frame(ctx, frags, n, len);
+}
+
 static unsigned int rx_burst(struct worker *w, struct xsk_queue *q)
 {
-	struct roce_frag frags[XSK_MAX_FRAGS];
-	uint32_t idx_rx, idx_fill, i, total = 0;
-	unsigned int n, done, nfrags = 0;
+	unsigned int n = xsk_rx_burst(q, RX_BATCH, rx_one, w);
 
-	n = xsk_ring_cons__peek(&q->rx, RX_BATCH, &idx_rx);
-	/* The kernel posts all buffers of a frame at once; take only whole
-	 * frames, so none straddles two bursts. */
-	for (done = n; done; done--)
-		if (!(xsk_ring_cons__rx_desc(&q->rx, idx_rx + done - 1)->options & XDP_PKT_CONTD))
-			break;
-	if (!done) {
-		xsk_ring_cons__cancel(&q->rx, n);
-		if (xsk_ring_prod__needs_wakeup(&q->fill))
-			recvfrom(xsk_socket__fd(q->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
-		return 0;
-	}
-	if (done < n)
-		xsk_ring_cons__cancel(&q->rx, n - done);
-	/* Every buffer came from the fill ring, so there is room to give it back;
-	 * the data is read before the fill entries are published. */
-	while (xsk_ring_prod__reserve(&q->fill, done, &idx_fill) != done)
-		;
-	for (i = 0; i < done; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx_rx + i);
-
-		stat_add(&w->stats.rx_buffers, 1);
-		/* More pieces than the kernel can make (MAX_SKB_FRAGS + 1) is
-		 * impossible; if it happens the frame is cut, and fails parsing. */
-		if (nfrags < XSK_MAX_FRAGS) {
-			frags[nfrags].data = xsk_umem__get_data(q->area, d->addr);
-			frags[nfrags++].len = d->len;
-		}
-		total += d->len;
-		if (!(d->options & XDP_PKT_CONTD)) {
-			rx_frame(w, frags, nfrags, total);
-			total = 0;
-			nfrags = 0;
-		}
-		*xsk_ring_prod__fill_addr(&q->fill, idx_fill + i) =
-			d->addr - d->addr % XSK_FRAME_SIZE;
-	}
-	xsk_ring_cons__release(&q->rx, done);
-	xsk_ring_prod__submit(&q->fill, done);
-	return done;
+	stat_add(&w->stats.rx_buffers, n);
+	return n;
 }
 
 /* ---- transmit ---- */
 
-static void tx_reclaim(struct worker *w)
-{
-	struct xsk_queue *q = w->txq;
-	uint32_t idx, i, n;
-
-	n = xsk_ring_cons__peek(&q->comp, XSK_TX_FRAMES, &idx);
-	for (i = 0; i < n; i++)
-		w->tx_free[w->n_tx_free++] = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
-	if (n)
-		xsk_ring_cons__release(&q->comp, n);
-}
-
-/* Tell the kernel about frames in the TX ring; returns how many it has not
- * taken yet. Copy-mode AF_XDP transmits at most 32 frames per sendto (the
- * kernel's TX_BATCH_SIZE), and a zero-copy driver may ask for another
- * wakeup: so the caller kicks again while any are left. */
-static uint32_t tx_flush(struct worker *w)
-{
-	struct xsk_ring_prod *tx = &w->txq->tx;
-	uint32_t left = tx->size - xsk_prod_nb_free(tx, tx->size);
-
-	if (left && xsk_ring_prod__needs_wakeup(tx))
-		sendto(xsk_socket__fd(w->txq->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
-	return left;
-}
-
-/* Put one frame on the NIC through this worker's queue. */
+/* A frame another worker built for this one's queue: copied into UMEM. */
 static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 {
 	struct roce_frag f = { .data = (uint8_t *)frame, .len = len };
-	struct xsk_queue *q = w->txq;
 	unsigned int need = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE, i;
-	uint32_t idx;
+	uint64_t addr[XSK_MAX_FRAGS];
 
-	if (need > 1 && !w->port->multi_buffer) {
+	if ((need > 1 && !w->port->multi_buffer) || need > XSK_MAX_FRAGS) {
 		stat_add(&w->stats.drops[PORT_DROP_TX_TOO_BIG], 1);
 		return;
 	}
-	if (w->n_tx_free < need)
-		tx_reclaim(w);
-	if (w->n_tx_free < need) {
-		tx_flush(w);
-		tx_reclaim(w);
-	}
-	if (w->n_tx_free < need || xsk_ring_prod__reserve(&q->tx, need, &idx) != need) {
+	if (!xsk_tx_take(&w->tx_pool, need, addr)) {
 		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
 		return;
 	}
 	capture(w, CAPTURE_TX, &f, 1, len);	/* what goes on the wire, as it goes */
 	for (i = 0; i < need; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
 		uint32_t c = len - i * XSK_FRAME_SIZE;
 
-		if (c > XSK_FRAME_SIZE)
-			c = XSK_FRAME_SIZE;
-		d->addr = w->tx_free[--w->n_tx_free];
-		d->len = c;
-		d->options = i + 1 < need ? XDP_PKT_CONTD : 0;
-		memcpy(xsk_umem__get_data(q->area, d->addr), frame + i * XSK_FRAME_SIZE, c);
+		memcpy(xsk_tx_data(&w->tx_pool, addr[i]), frame + i * XSK_FRAME_SIZE,
+		       c < XSK_FRAME_SIZE ? c : XSK_FRAME_SIZE);
 	}
-	xsk_ring_prod__submit(&q->tx, need);
+	if (!xsk_tx_post(&w->tx_pool, addr, need, len)) {
+		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
+		return;
+	}
 	stat_add(&w->stats.tx_frames, 1);
 	stat_add(&w->stats.tx_bytes, len);
-	if (xsk_prod_nb_free(&q->tx, 64) < 64)
-		tx_flush(w);
 }
 
 static uint64_t host_now(void *ctx)
@@ -298,8 +227,9 @@ static void tx_cancel(struct worker *w)
 {
 	struct tx_pending *t = &w->tx;
 
-	while (t->target == TX_NIC && t->n)
-		w->tx_free[w->n_tx_free++] = t->addr[--t->n];
+	if (t->target == TX_NIC)
+		xsk_tx_give_back(&w->tx_pool, t->addr, t->n);
+	t->n = 0;
 	t->target = TX_NONE;	/* a ring record is not published until committed */
 }
 
@@ -330,7 +260,6 @@ static unsigned int tx_alloc_nic(struct worker *w, uint32_t len, struct roce_fra
 {
 	unsigned int need = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE;
 	struct tx_pending *t = &w->tx;
-	struct xsk_queue *q = w->txq;
 
 	if (need > 1 && !w->port->multi_buffer) {
 		t->target = TX_DROP;
@@ -338,23 +267,13 @@ static unsigned int tx_alloc_nic(struct worker *w, uint32_t len, struct roce_fra
 		frags[0] = (struct roce_frag){ w->tx_buf, sizeof(w->tx_buf) };
 		return 1;
 	}
-	if (need > max || need > XSK_MAX_FRAGS)
-		return 0;
-	if (w->n_tx_free < need)
-		tx_reclaim(w);
-	if (w->n_tx_free < need) {
-		tx_flush(w);
-		tx_reclaim(w);
-	}
-	/* Full: the engine keeps the frame and tries again on its next poll. */
-	if (w->n_tx_free < need || xsk_prod_nb_free(&q->tx, need) < need)
+	/* None free: the engine keeps the frame and tries again on its next poll. */
+	if (need > max || need > XSK_MAX_FRAGS || !xsk_tx_take(&w->tx_pool, need, t->addr))
 		return 0;
 	t->target = TX_NIC;
-	for (t->n = 0; t->n < need; t->n++) {
-		t->addr[t->n] = w->tx_free[--w->n_tx_free];
-		frags[t->n] = (struct roce_frag){ xsk_umem__get_data(q->area, t->addr[t->n]),
+	for (t->n = 0; t->n < need; t->n++)
+		frags[t->n] = (struct roce_frag){ xsk_tx_data(&w->tx_pool, t->addr[t->n]),
 						  XSK_FRAME_SIZE };
-	}
 	return need;
 }
 
@@ -406,32 +325,17 @@ static void tx_send_ring(struct worker *w, struct roce_frag *frags, uint32_t len
 static void tx_send_nic(struct worker *w, struct roce_frag *frags, unsigned int n, uint32_t len)
 {
 	struct tx_pending *t = &w->tx;
-	struct xsk_queue *q = w->txq;
-	uint32_t idx, i;
 
-	while (t->n > n)	/* the frame needed fewer than asked for */
-		w->tx_free[w->n_tx_free++] = t->addr[--t->n];
-	/* tx_alloc_nic saw room for them, and only this worker produces here */
-	if (xsk_ring_prod__reserve(&q->tx, n, &idx) != n) {
+	if (t->n > n)	/* the frame needed fewer than asked for */
+		xsk_tx_give_back(&w->tx_pool, t->addr + n, t->n - n);
+	t->n = 0;
+	capture(w, CAPTURE_TX, frags, n, len);	/* what goes on the wire, as it goes */
+	if (!xsk_tx_post(&w->tx_pool, t->addr, n, len)) {
 		stat_add(&w->stats.drops[PORT_DROP_TX_FULL], 1);
-		tx_cancel(w);
 		return;
 	}
-	capture(w, CAPTURE_TX, frags, n, len);	/* what goes on the wire, as it goes */
-	for (i = 0; i < n; i++) {
-		struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
-		uint32_t c = len - i * XSK_FRAME_SIZE;
-
-		d->addr = t->addr[i];
-		d->len = c < XSK_FRAME_SIZE ? c : XSK_FRAME_SIZE;
-		d->options = i + 1 < n ? XDP_PKT_CONTD : 0;
-	}
-	t->n = 0;
-	xsk_ring_prod__submit(&q->tx, n);
 	stat_add(&w->stats.tx_frames, 1);
 	stat_add(&w->stats.tx_bytes, len);
-	if (xsk_prod_nb_free(&q->tx, 64) < 64)
-		tx_flush(w);
 }
 
 static void host_tx_send(void *ctx, struct roce_frag *frags, unsigned int n, uint32_t len)
@@ -650,9 +554,9 @@ static void *worker_main(void *arg)
 				next_timer = t;
 		}
 		if (w->txq) {
-			uint32_t left = tx_flush(w);
+			uint32_t left = xsk_tx_kick(&w->tx_pool);
 
-			tx_reclaim(w);
+			xsk_tx_reclaim(&w->tx_pool);
 			/* While the kernel takes frames, keep kicking; if it
 			 * stops (a link down), retry on a short timer. */
 			if (left && left != w->tx_left)
@@ -690,7 +594,7 @@ static void worker_free(struct worker *w)
 	frame_ring_free(&w->capture);
 	free(w->queues);
 	free(w->own);
-	free(w->tx_free);
+	xsk_tx_pool_fini(&w->tx_pool);
 	free(w->stats.vm_rx_frames);
 	free(w->stats.vm_rx_bytes);
 	if (w->stop_fd >= 0)
@@ -781,11 +685,9 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 	}
 	if (w->n_queues) {
 		w->txq = w->queues[0];
-		w->tx_free = calloc(XSK_TX_FRAMES, sizeof(*w->tx_free));
-		if (!w->tx_free)
-			return -ENOMEM;
-		for (k = 0; k < XSK_TX_FRAMES; k++)
-			w->tx_free[w->n_tx_free++] = (uint64_t)(XSK_RX_FRAMES + k) * XSK_FRAME_SIZE;
+		err = xsk_tx_pool_init(&w->tx_pool, w->txq);
+		if (err)
+			return err;
 	}
 	atomic_store(&w->heartbeat_ns, mono_ns());
 	return 0;

@@ -25,6 +25,7 @@
 #include "vdev.h"
 #include "vm.h"
 #include "xdp_port.h"
+#include "xsk_ring.h"
 
 /* Why a frame that reached an XSK was dropped before the transport: the
  * codec's reasons (enum roce_drop, same values), then the port's own. */
@@ -85,8 +86,7 @@ struct worker {
 	struct xsk_queue **queues;	/* the ones this worker owns */
 	unsigned int n_queues;
 	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
-	uint64_t *tx_free;		/* free UMEM frames of txq */
-	unsigned int n_tx_free;
+	struct xsk_tx_pool tx_pool;	/* txq's transmit frames */
 	uint32_t tx_left;		/* TX descriptors the kernel had not taken */
 	struct tx_pending tx;
 	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */

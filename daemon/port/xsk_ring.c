@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "xsk_ring.h"
+
+unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn, void *ctx)
+{
+	struct roce_frag frags[XSK_MAX_FRAGS];
+	uint32_t idx_rx, idx_fill, i, total = 0;
+	unsigned int n, done, nfrags = 0;
+
+	n = xsk_ring_cons__peek(&q->rx, max, &idx_rx);
+	/* The kernel posts all buffers of a frame at once; take only whole
+	 * frames, so none straddles two bursts. */
+	for (done = n; done; done--)
+		if (!(xsk_ring_cons__rx_desc(&q->rx, idx_rx + done - 1)->options & XDP_PKT_CONTD))
+			break;
+	if (!done) {
+		xsk_ring_cons__cancel(&q->rx, n);
+		if (xsk_ring_prod__needs_wakeup(&q->fill))
+			recvfrom(xsk_socket__fd(q->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
+		return 0;
+	}
+	if (done < n)
+		xsk_ring_cons__cancel(&q->rx, n - done);
+	/* Every buffer came from the fill ring, so there is room to give it back;
+	 * the data is read before the fill entries are published. */
+	while (xsk_ring_prod__reserve(&q->fill, done, &idx_fill) != done)
+		;
+	for (i = 0; i < done; i++) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx_rx + i);
+
+		/* More pieces than the kernel can make (MAX_SKB_FRAGS + 1) is
+		 * impossible; if it happens the frame is cut, and fails parsing. */
+		if (nfrags < XSK_MAX_FRAGS) {
+			frags[nfrags].data = xsk_umem__get_data(q->area, d->addr);
+			frags[nfrags++].len = d->len;
+		}
+		total += d->len;
+		if (!(d->options & XDP_PKT_CONTD)) {
+			fn(ctx, frags, nfrags, total);
+			total = 0;
+			nfrags = 0;
+		}
+		*xsk_ring_prod__fill_addr(&q->fill, idx_fill + i) =
+			d->addr - d->addr % XSK_FRAME_SIZE;
+	}
+	xsk_ring_cons__release(&q->rx, done);
+	xsk_ring_prod__submit(&q->fill, done);
+	return done;
+}
+
+int xsk_tx_pool_init(struct xsk_tx_pool *p, struct xsk_queue *q)
+{
+	unsigned int k;
+
+	p->q = q;
+	p->n_free = 0;
+	p->free = calloc(XSK_TX_FRAMES, sizeof(*p->free));
+	if (!p->free)
+		return -ENOMEM;
+	/* the UMEM's upper half: the lower is the fill ring's */
+	for (k = 0; k < XSK_TX_FRAMES; k++)
+		p->free[p->n_free++] = (uint64_t)(XSK_RX_FRAMES + k) * XSK_FRAME_SIZE;
+	return 0;
+}
+
+void xsk_tx_pool_fini(struct xsk_tx_pool *p)
+{
+	free(p->free);
+	p->free = NULL;
+	p->n_free = 0;
+}
+
+void xsk_tx_reclaim(struct xsk_tx_pool *p)
+{
+	struct xsk_queue *q = p->q;
+	uint32_t idx, i, n;
+
+	n = xsk_ring_cons__peek(&q->comp, XSK_TX_FRAMES, &idx);
+	for (i = 0; i < n; i++)
+		p->free[p->n_free++] = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
+	if (n)
+		xsk_ring_cons__release(&q->comp, n);
+}
+
+/* Copy-mode AF_XDP transmits at most 32 frames per sendto (the kernel's
+ * TX_BATCH_SIZE), and a zero-copy driver may ask for another wakeup: so
+ * the caller kicks again while any are left. */
+uint32_t xsk_tx_kick(struct xsk_tx_pool *p)
+{
+	struct xsk_ring_prod *tx = &p->q->tx;
+	uint32_t left = tx->size - xsk_prod_nb_free(tx, tx->size);
+
+	if (left && xsk_ring_prod__needs_wakeup(tx))
+		sendto(xsk_socket__fd(p->q->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return left;
+}
+
+bool xsk_tx_take(struct xsk_tx_pool *p, unsigned int n, uint64_t *addr)
+{
+	unsigned int i;
+
+	if (p->n_free < n)
+		xsk_tx_reclaim(p);
+	if (p->n_free < n) {
+		xsk_tx_kick(p);
+		xsk_tx_reclaim(p);
+	}
+	if (p->n_free < n || xsk_prod_nb_free(&p->q->tx, n) < n)
+		return false;
+	for (i = 0; i < n; i++)
+		addr[i] = p->free[--p->n_free];
+	return true;
+}
+
+void xsk_tx_give_back(struct xsk_tx_pool *p, const uint64_t *addr, unsigned int n)
+{
+	while (n--)
+		p->free[p->n_free++] = addr[n];
+}
+
+bool xsk_tx_post(struct xsk_tx_pool *p, const uint64_t *addr, unsigned int n, uint32_t len)
+{
+	struct xsk_ring_prod *tx = &p->q->tx;
+	uint32_t idx, i;
+
+	/* xsk_tx_take saw room, and only this thread produces here */
+	if (xsk_ring_prod__reserve(tx, n, &idx) != n) {
+		xsk_tx_give_back(p, addr, n);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		struct xdp_desc *d = xsk_ring_prod__tx_desc(tx, idx + i);
+		uint32_t c = len - i * XSK_FRAME_SIZE;
+
+		d->addr = addr[i];
+		d->len = c < XSK_FRAME_SIZE ? c : XSK_FRAME_SIZE;
+		d->options = i + 1 < n ? XDP_PKT_CONTD : 0;
+	}
+	xsk_ring_prod__submit(tx, n);
+	if (xsk_prod_nb_free(tx, 64) < 64)
+		xsk_tx_kick(p);
+	return true;
+}
