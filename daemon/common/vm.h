@@ -18,6 +18,12 @@
 struct vdev;		/* daemon/device: opaque here */
 struct vm_conn;		/* daemon/core: its socket and connection */
 
+/* What the port received for a VM, as one worker counted it (that worker
+ * is the only writer; the control thread adds them up). */
+struct vm_rx_count {
+	uint64_t frames, bytes;
+};
+
 struct vm {
 	uint32_t id;			/* its slot */
 	bool used;			/* published: the workers may reach it */
@@ -26,6 +32,7 @@ struct vm {
 	struct vdev *dev;		/* its device, from before it is published
 					 * until it is removed */
 	struct vm_conn *conn;		/* its socket, while it listens */
+	struct vm_rx_count rx[VRDMA_CONF_MAX_WORKERS];	/* by worker id */
 };
 
 struct vm_gid {

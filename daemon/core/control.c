@@ -268,8 +268,8 @@ static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, cha
 		uint64_t vf = 0, vb = 0;
 
 		for (k = 0; k < d->n_workers; k++) {
-			vf += stat_read(&d->workers[k].stats.vm_rx_frames[v->id]);
-			vb += stat_read(&d->workers[k].stats.vm_rx_bytes[v->id]);
+			vf += stat_read(&v->rx[k].frames);
+			vb += stat_read(&v->rx[k].bytes);
 		}
 		e = json_object_new_object();
 		json_object_object_add(e, "name", json_object_new_string(v->cfg.name));

@@ -63,7 +63,7 @@ static int change_table(struct vrdmad *d, uint32_t id, struct vdev *v, bool add,
 {
 	struct worker *w = worker_of_vm(d->workers, d->n_workers, id);
 	struct vm_gid *old;
-	unsigned int n_old, k;
+	unsigned int n_old;
 	int ret;
 
 	old = snapshot(&d->vms, &n_old);
@@ -73,11 +73,7 @@ static int change_table(struct vrdmad *d, uint32_t id, struct vdev *v, bool add,
 	}
 	workers_quiesce(d->workers, d->n_workers);
 	if (add) {
-		vm_table_publish(&d->vms, id);
-		for (k = 0; k < d->n_workers; k++) {
-			d->workers[k].stats.vm_rx_frames[id] = 0;
-			d->workers[k].stats.vm_rx_bytes[id] = 0;
-		}
+		vm_table_publish(&d->vms, id);	/* its counters start at 0 */
 		worker_own(w, v);
 	} else {
 		worker_disown(w, v);

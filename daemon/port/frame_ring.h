@@ -23,7 +23,10 @@ struct frame_rec {
 };
 
 #define FRAME_PAD	0xffffffffu
-enum frame_kind { FRAME_RX, FRAME_TX };
+/* FRAME_RX: a frame for VM vm (looped back: built here, never parsed);
+ * FRAME_RX_PARSED: one the sending worker received and parsed, its struct
+ * roce_pkt first, then the frame; FRAME_TX: for the receiver's NIC queue. */
+enum frame_kind { FRAME_RX, FRAME_TX, FRAME_RX_PARSED };
 
 struct frame_ring {
 	_Atomic uint64_t head;		/* bytes produced */

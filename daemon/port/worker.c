@@ -94,36 +94,38 @@ static void capture(struct worker *w, enum capture_dir dir, const struct roce_fr
 	frame_ring_commit(&w->capture, next);
 }
 
-/* Copy a frame (in pieces) into dst's ring from src. */
-static void hand_over(struct worker *src, struct worker *dst, enum frame_kind kind, uint32_t vm,
-		      const struct roce_frag *frags, unsigned int n, uint32_t len)
+/* A frame src received and parsed, for a device dst runs: the parsed
+ * headers and the frame (its pieces made one) into dst's ring, so dst
+ * neither parses it nor checks its ICRC again. */
+static void hand_over(struct worker *src, struct worker *dst, uint32_t vm,
+		      const struct roce_pkt *pkt, uint32_t len)
 {
 	struct frame_ring *r = &dst->in[src->id];
 	struct frame_rec *rec;
-	uint64_t next, off = 0;
+	uint64_t next, off = sizeof(*pkt);
 	unsigned int i;
 
-	rec = frame_ring_reserve(r, len, &next);
+	rec = frame_ring_reserve(r, sizeof(*pkt) + len, &next);
 	if (!rec) {
 		stat_add(&src->stats.drops[PORT_DROP_HANDOVER_FULL], 1);
 		return;
 	}
-	rec->len = len;
-	rec->kind = (uint16_t)kind;
+	rec->len = sizeof(*pkt) + len;
+	rec->kind = FRAME_RX_PARSED;
 	rec->vm = (uint16_t)vm;
-	for (i = 0; i < n && off < len; i++) {
-		uint32_t c = frags[i].len < len - off ? frags[i].len : (uint32_t)(len - off);
+	memcpy(rec->data, pkt, sizeof(*pkt));
+	for (i = 0; i < pkt->nfrags && off < rec->len; i++) {
+		uint32_t c = pkt->frags[i].len < rec->len - off ? pkt->frags[i].len :
+							       (uint32_t)(rec->len - off);
 
-		memcpy(rec->data + off, frags[i].data, c);
+		memcpy(rec->data + off, pkt->frags[i].data, c);
 		off += c;
 	}
 	frame_ring_commit(r, next);
-	if (dst != src) {
-		stat_add(&src->stats.handed_over, 1);
-		/* Publish the record before reading dst->sleeping (no lost wakeup). */
-		atomic_thread_fence(memory_order_seq_cst);
-		wake(dst);
-	}
+	stat_add(&src->stats.handed_over, 1);
+	/* Publish the record before reading dst->sleeping (no lost wakeup). */
+	atomic_thread_fence(memory_order_seq_cst);
+	wake(dst);
 }
 
 /* VM id's device, if it is published. */
@@ -134,14 +136,14 @@ static struct vdev *dev_of_vm(const struct worker *w, uint32_t id)
 
 /* A parsed frame for VM vm: run it here if this worker owns the device. */
 static void deliver(struct worker *w, const struct vm *vm, const struct roce_pkt *pkt,
-		    const struct roce_frag *frags, unsigned int n, uint32_t len)
+		    uint32_t len)
 {
 	struct worker *owner = worker_of_vm(w->all, w->n_workers, vm->id);
 
 	if (owner == w)
 		vdev_rx(vm->dev, pkt);
 	else
-		hand_over(w, owner, FRAME_RX, vm->id, frags, n, len);
+		hand_over(w, owner, vm->id, pkt, len);
 }
 
 static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
@@ -165,10 +167,10 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 		stat_add(&w->stats.drops[PORT_DROP_UNKNOWN_GID], 1);
 		return;
 	}
-	stat_add(&w->stats.vm_rx_frames[vm->id], 1);
-	stat_add(&w->stats.vm_rx_bytes[vm->id], total_len);
+	stat_add(&w->vms->vms[vm->id].rx[w->id].frames, 1);
+	stat_add(&w->vms->vms[vm->id].rx[w->id].bytes, total_len);
 	if (vm->dev)
-		deliver(w, vm, &pkt, frags, nfrags, total_len);
+		deliver(w, vm, &pkt, total_len);
 }
 
 static void rx_one(void *ctx, const struct roce_frag *frags, unsigned int n, uint32_t len)
@@ -375,13 +377,20 @@ static unsigned int drain_rings(struct worker *w)
 			if (rec->kind == FRAME_TX) {
 				if (w->txq)
 					xsk_send(w, rec->data, rec->len);
-			} else if ((v = dev_of_vm(w, rec->vm))) {
-				/* built here, or checked by the worker that
-				 * received it: no second ICRC */
-				if (roce_parse_checked(&pkt, &f, 1, &why))
-					stat_add(&w->stats.drops[why], 1);
-				else
-					vdev_rx(v, &pkt);
+			} else if (!(v = dev_of_vm(w, rec->vm))) {
+				/* gone meanwhile */
+			} else if (rec->kind == FRAME_RX_PARSED) {
+				memcpy(&pkt, rec->data, sizeof(pkt));
+				f.data += sizeof(pkt);
+				f.len -= sizeof(pkt);
+				pkt.frags = &f;	/* offsets hold: the pieces are one now */
+				pkt.nfrags = 1;
+				vdev_rx(v, &pkt);
+			} else if (roce_parse_checked(&pkt, &f, 1, &why)) {
+				/* built here: every check but the ICRC */
+				stat_add(&w->stats.drops[why], 1);
+			} else {
+				vdev_rx(v, &pkt);
 			}
 			frame_ring_release(r, rec);
 			n++;
@@ -595,8 +604,6 @@ static void worker_free(struct worker *w)
 	free(w->queues);
 	free(w->own);
 	xsk_tx_pool_fini(&w->tx_pool);
-	free(w->stats.vm_rx_frames);
-	free(w->stats.vm_rx_bytes);
 	if (w->stop_fd >= 0)
 		close(w->stop_fd);
 	if (w->wake_fd >= 0)
@@ -646,7 +653,7 @@ static int watch(struct worker *w, int fd, uint64_t tag)
 }
 
 static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct xdp_port *port,
-		       const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
+		       struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
 {
 	unsigned int q, k, nvm = VM_TABLE_SLOTS;
 	struct worker *w = &ws[i];
@@ -665,10 +672,7 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 	w->queues = calloc(port->n_queues ? port->n_queues : 1, sizeof(*w->queues));
 	w->own = calloc(nvm, sizeof(*w->own));
 	w->in = calloc(n, sizeof(*w->in));
-	w->stats.vm_rx_frames = calloc(nvm, sizeof(uint64_t));
-	w->stats.vm_rx_bytes = calloc(nvm, sizeof(uint64_t));
-	if (w->stop_fd < 0 || w->wake_fd < 0 || w->epfd < 0 || !w->queues || !w->own || !w->in ||
-	    !w->stats.vm_rx_frames || !w->stats.vm_rx_bytes)
+	if (w->stop_fd < 0 || w->wake_fd < 0 || w->epfd < 0 || !w->queues || !w->own || !w->in)
 		return -ENOMEM;
 	for (k = 0; k < n; k++)
 		if (frame_ring_init(&w->in[k], RING_BYTES))
@@ -694,7 +698,7 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 }
 
 int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
-		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
+		   struct vm_table *vms, unsigned int idle_spin_us, int broken_fd)
 {
 	struct worker *ws;
 	unsigned int i;

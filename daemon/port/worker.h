@@ -48,8 +48,6 @@ struct worker_stats {
 	uint64_t wakeups;		/* sleeps that ended */
 	uint64_t capture_lost;		/* frames vrdmactl capture did not get (ring full) */
 	uint64_t drops[PORT_DROP_MAX];
-	uint64_t *vm_rx_frames;		/* [VM_TABLE_SLOTS] */
-	uint64_t *vm_rx_bytes;
 };
 
 #define WORKER_MAX_FRAME 10240		/* largest frame handled (9000 MTU + headers) */
@@ -82,7 +80,8 @@ struct worker {
 	struct worker *all;		/* the pool, for handing frames over */
 	unsigned int n_workers;
 	struct xdp_port *port;
-	const struct vm_table *vms;	/* each published VM's device is its .dev */
+	struct vm_table *vms;		/* read only, but for this worker's
+					 * rx[id] counters of each record */
 	struct xsk_queue **queues;	/* the ones this worker owns */
 	unsigned int n_queues;
 	struct xsk_queue *txq;		/* where it sends: its first queue, or NULL */
@@ -118,7 +117,7 @@ struct worker {
 
 /* Make the pool (no thread yet). */
 int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
-		   const struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
+		   struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
 /* The worker that owns VM vm_id's device. */
 static inline struct worker *worker_of_vm(struct worker *ws, unsigned int n, uint32_t vm_id)
 {
