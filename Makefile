@@ -350,7 +350,7 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 		tests/run-interop.sh
 
 # Debian's QEMU source with our device, vhost-user-rdma-pci (guest/qemu/),
-# built once (~8 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
+# built once (2-4 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
 # boots a guest with it on vrdmad (tests/vm/).
 qemu:
 	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null

@@ -16,7 +16,7 @@
 # applied), from the mirror apt already uses on this machine: a deb-src entry
 # is added for it (/etc/apt/sources.list.d/vrdmad-deb-src.sources, made from
 # the URIs: of debian.sources) when apt has none. Only qemu-system-x86_64 is
-# built (~8 min on 2 cores). Needs root and the Makefile's DEB_PACKAGES
+# built (2-4 min on 2 cores). Needs root and the Makefile's DEB_PACKAGES
 # (meson, ninja-build, libglib2.0-dev, libpixman-1-dev, libfdt-dev,
 # libcap-ng-dev, dpkg-dev, patch; qemu-system-x86 for the firmware).
 set -euo pipefail
@@ -102,7 +102,7 @@ done
 mkdir -p "$WORK/build"
 (cd "$WORK/build" && "$SRC/configure" "${CONFIGURE[@]}" > "$WORK/configure.log" 2>&1) ||
 	{ tail -n 30 "$WORK/configure.log" >&2; die "configure failed"; }
-say "compiling qemu-system-x86_64 (~8 min on 2 cores)"
+say "compiling qemu-system-x86_64 (2-4 min on 2 cores)"
 ninja -C "$WORK/build" -j "$(nproc)" qemu-system-x86_64 > "$WORK/ninja.log" 2>&1 ||
 	{ grep -B2 -A12 -m3 'error' "$WORK/ninja.log" >&2 || tail -n 40 "$WORK/ninja.log" >&2; die "compile failed"; }
 
