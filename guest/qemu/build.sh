@@ -16,7 +16,8 @@
 # applied), from the mirror apt already uses on this machine: a deb-src entry
 # is added for it (/etc/apt/sources.list.d/vrdmad-deb-src.sources, made from
 # the URIs: of debian.sources) when apt has none. Only qemu-system-x86_64 is
-# built (2-4 min on 2 cores). Needs root and the Makefile's DEB_PACKAGES
+# built (2-4 min on 2 cores). Building needs root (finding a cached build
+# does not) and the Makefile's DEB_PACKAGES
 # (meson, ninja-build, libglib2.0-dev, libpixman-1-dev, libfdt-dev,
 # libcap-ng-dev, dpkg-dev, patch; qemu-system-x86 for the firmware).
 set -euo pipefail
@@ -39,7 +40,6 @@ FIRMWARE_DIRS=(/usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu)	# Debian's
 say() { echo "qemu-build: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ "$(id -u)" = 0 ] || die "needs root (apt-get, the cache in $CACHE)"
 for c in meson ninja dpkg-source patch sha256sum flock; do
 	command -v "$c" > /dev/null 2>&1 || die "missing $c: sudo make deps"
 done
@@ -57,6 +57,7 @@ src_version() {
 }
 VERSION=$(src_version)
 if [ -z "$VERSION" ]; then
+	[ "$(id -u)" = 0 ] || die "apt has no deb-src entry for qemu; run as root to add one"
 	[ -f /etc/apt/sources.list.d/debian.sources ] ||
 		die "no /etc/apt/sources.list.d/debian.sources to take the mirror from: add a deb-src line for qemu"
 	say "adding deb-src entries for this machine's mirror ($SRC_LIST)"
@@ -71,11 +72,12 @@ KEY=$( { cat "${PATCHES[@]}" "$HERE/build.sh"; echo "$VERSION"; } | sha256sum | 
 OUT=$CACHE/qemu-$KEY
 done_already() { [ -x "$OUT/bin/qemu-system-x86_64" ] && [ -f "$OUT/BUILD-INFO" ]; }
 if done_already; then
-	touch "$OUT"
+	touch "$OUT" 2> /dev/null || true	# its age says when it was last used
 	echo "$OUT"
 	exit 0
 fi
 
+[ "$(id -u)" = 0 ] || die "$OUT is not built yet: run as root (sudo make qemu)"
 mkdir -p "$CACHE"
 exec 8> "$CACHE/.qemu.lock"
 flock -n 8 || { say "another build is running; waiting for it"; flock 8; }
