@@ -23,7 +23,8 @@ DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
 	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
 	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db \
-	systemd-container libvirt-clients strace
+	systemd-container libvirt-clients strace \
+	dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \
 	-Wmissing-prototypes -Wstrict-prototypes
@@ -102,7 +103,7 @@ FUZZ_STATE_SECONDS ?= 60
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .SECONDARY:
-.PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop demo bench install uninstall clean help
+.PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop qemu vm-check demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -117,6 +118,8 @@ help:
 	@echo '                (commands, WQEs, frames, vhost-user) for FUZZ_STATE_SECONDS ($(FUZZ_STATE_SECONDS))'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
+	@echo 'make qemu       Debian'"'"'s QEMU with vhost-user-rdma-pci (guest/qemu/), built once, cached (root)'
+	@echo 'make vm-check   a QEMU guest with vhost-user-rdma-pci on vrdmad (root)'
 	@echo 'make systemd-check  vrdmad.service under systemd in a container (root)'
 	@echo 'make install-check  make install / uninstall into a scratch DESTDIR'
 	@echo 'make demo       deps, build, run vrdmad on a veth pair and show it working (root)'
@@ -346,6 +349,18 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
 		tests/run-interop.sh
 
+# Debian's QEMU source with our device, vhost-user-rdma-pci (guest/qemu/),
+# built once (2-4 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
+# boots a guest with it on vrdmad (tests/vm/).
+qemu:
+	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null
+
+vm-check: all $(SAN_PROGS)
+	$(Q)qdir=$$(guest/qemu/build.sh $(VRDMA_GUEST_CACHE)) && \
+		VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
+		tests/vm/device.sh
+
 # Every man page renders without a warning and documents every flag, command
 # and configuration key the programs have.
 man-check: all
@@ -371,6 +386,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory integration
 	$(Q)$(MAKE) --no-print-directory interop
+	$(Q)$(MAKE) --no-print-directory vm-check
 	$(Q)$(MAKE) --no-print-directory install-check
 	$(Q)$(MAKE) --no-print-directory systemd-check
 

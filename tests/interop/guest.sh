@@ -26,6 +26,7 @@
 # directory /mnt/host/files: put scripts there, read results from there), GUEST_BOOT_SECS.
 # Knobs: GUEST_MAC (default 52:54:00 + the guest IP's last 3 bytes), GUEST_MEM (MiB, 768),
 # GUEST_SMP (1), GUEST_BOOT_TIMEOUT (120), GUEST_APPEND (more kernel parameters), VRDMA_GUEST_CACHE (image cache dir),
+# GUEST_QEMU (the QEMU binary), GUEST_MACHINE (pc), GUEST_QEMU_EXTRA (an array of more QEMU arguments),
 # GUEST_NIC_OPTS (virtio-net-pci options; default: offloads off, so frames on the tap carry
 # full checksums), KEEP_TMP or GUEST_KEEP (keep the temp dir and console log).
 #
@@ -38,6 +39,8 @@ GUEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${GUEST_BOOT_TIMEOUT:=120}"
 : "${GUEST_NIC_OPTS:=csum=off,gso=off,guest_csum=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off}"
 GUEST_QEMU=${GUEST_QEMU:-qemu-system-x86_64}
+: "${GUEST_MACHINE:=pc}"
+[ -n "${GUEST_QEMU_EXTRA+set}" ] || GUEST_QEMU_EXTRA=()
 GUEST_PID=
 GUEST_DIR=
 GUEST_SHARE=
@@ -115,8 +118,8 @@ guest_boot() {
 	local reaper=()
 	setpriv --pdeathsig KILL true 2> /dev/null && reaper=(setpriv --pdeathsig KILL)
 	local t0=$SECONDS
-	"${reaper[@]}" ip netns exec "$ns" "$GUEST_QEMU" -accel tcg -machine pc -cpu max \
-		-m "$GUEST_MEM" -smp "$GUEST_SMP" \
+	"${reaper[@]}" ip netns exec "$ns" "$GUEST_QEMU" -accel tcg -machine "$GUEST_MACHINE" -cpu max \
+		-m "$GUEST_MEM" -smp "$GUEST_SMP" "${GUEST_QEMU_EXTRA[@]}" \
 		-nodefaults -no-user-config -display none -monitor none -no-reboot \
 		-serial "file:$GUEST_CONSOLE" \
 		-kernel "$kernel" -initrd "$GUEST_IMAGE/initrd.img" -append "$append" \
