@@ -34,6 +34,9 @@
  *     u8 hints:   bit 0 pass fds: a fresh eventfd, or for SET_MEM_TABLE a
  *                 dup of the memfd per region (up to 8)
  *                 bit 1 NEED_REPLY; bit 2 a wrong version in the header
+ *                 bit 3 with bit 0: fds of the wrong kind, as a hostile
+ *                 front end passes them: a blocking pipe for the rings, a
+ *                 memfd not sealed against shrinking for the memory
  *     the payload: size bytes (zero-padded where the input ends)
  *   Fix-ups (unless raw): SET_VRING_ADDR's three ring addresses become our
  *   mapping's base + (address mod 256 KiB), so mostly valid; SET_MEM_TABLE's
@@ -50,6 +53,7 @@
  *   after each input (to check that seeds reach the rings).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,6 +77,25 @@
 #define MAX_DROPS	2	/* connections dropped per input, then stop */
 
 static int lowest_free_fd;
+
+/* The write end of a pipe, blocking: a ring's fd a hostile front end gives. */
+static int blocking_pipe(void)
+{
+	int p[2];
+
+	CHECK(pipe2(p, O_CLOEXEC) == 0);
+	close(p[0]);
+	return p[1];
+}
+
+/* Guest memory that could shrink under the daemon (no F_SEAL_SHRINK). */
+static int unsealed_memfd(void)
+{
+	int fd = memfd_create("fuzz-unsealed", MFD_CLOEXEC);
+
+	CHECK(fd >= 0 && ftruncate(fd, GUEST_SIZE) == 0);
+	return fd;
+}
 
 static int next_free_fd(void)
 {
@@ -274,11 +297,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (!nfds)
 					nfds = 1;
 				for (i = 0; i < nfds; i++) {
-					fds[i] = dup(memfd);
+					fds[i] = hints & 8 ? unsealed_memfd() : dup(memfd);
 					CHECK(fds[i] >= 0);
 				}
 			} else {
-				fds[0] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+				fds[0] = hints & 8 ? blocking_pipe() :
+					 eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 				CHECK(fds[0] >= 0);
 				nfds = 1;
 			}

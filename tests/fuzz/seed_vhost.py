@@ -41,3 +41,7 @@ open(OUT + '/all_queues', 'wb').write(bytes([0x0b]) + mem + recs)
 open(OUT + '/ctrl_only', 'wb').write(bytes([0x07]) + mem + recs)
 open(OUT + '/fixed', 'wb').write(bytes([0x1b]) + mem + recs)
 open(OUT + '/handshake', 'wb').write(bytes([0x01]))
+# A hostile front end's fds (hint bit 3): a blocking pipe as a call fd, an
+# unsealed memfd as memory; then the rings of all queues as above.
+odd = bytes([13, 8, 0x09]) + bytes(8) + bytes([5, 255, 0x09])
+open(OUT + '/odd_fds', 'wb').write(bytes([0x0b]) + mem + odd + recs)
