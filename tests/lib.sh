@@ -96,6 +96,12 @@ long_pingpong() {
 
 # A config for the daemon in $NSA. Extra lines for [port] in $1, VM sections in $2.
 # For the second daemon (start_daemon_b) set CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock.
+# vm_section NAME GID: a small VM (4 CQs, 4 QPs) with its socket in $TMP,
+# for write_conf's VM sections.
+vm_section() {
+	printf '[vm %s]\ngid = %s\nsocket = %s/%s.sock\nmax_cq = 4\nmax_qp = 4\n' "$1" "$2" "$TMP" "$1"
+}
+
 write_conf() {
 	local f=$TMP/$3
 	cat > "$f" <<EOC

@@ -23,10 +23,7 @@ HOSTILE=${HOSTILE:-$HERE/../build/asan/hostile}
 : "${VRDMA_TEST:?set VRDMA_TEST to the vrdma_test binary}"
 
 setup_pair "10.213.0.1/24" "10.213.0.2/24"
-vm() {	# NAME LAST-OCTET
-	printf '[vm %s]\ngid = 10.213.0.%s\nsocket = %s/%s.sock\nmax_cq = 4\nmax_qp = 4\n' \
-		"$1" "$2" "$TMP" "$1"
-}
+vm() { vm_section "$1" "10.213.0.$2"; }	# NAME LAST-OCTET
 CONF=$(write_conf "" "$(vm alpha 11; vm beta 12; vm gamma 13; vm delta 14)" hostile.conf)
 
 echo "hostile: a hostile front end costs only its own device ($NSA)"

@@ -19,21 +19,7 @@ ROUNDS=10
 RSS_BOUND_KB=$((64 * 1024))
 
 setup_pair "10.207.0.1/24" "10.207.0.2/24"
-VMS="[vm alpha]
-gid = 10.207.0.11
-socket = $TMP/alpha.sock
-max_cq = 4
-max_qp = 4
-[vm beta]
-gid = 10.207.0.12
-socket = $TMP/beta.sock
-max_cq = 4
-max_qp = 4
-[vm flood]
-gid = 10.207.0.13
-socket = $TMP/flood.sock
-max_cq = 4
-max_qp = 4"
+VMS=$(vm_section alpha 10.207.0.11; vm_section beta 10.207.0.12; vm_section flood 10.207.0.13)
 
 echo "pages: page lists bounded per VM ($NSA)"
 CONF=$(write_conf "" "$VMS" "pages.conf")
