@@ -112,7 +112,6 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 	uint64_t off;
 	enum eng_wc_status st;
 
-	comp_alive(qp);
 	/* Its AETH (FIRST, LAST, ONLY) acknowledges what came before the READ. */
 	retire_before(qp, psn);
 	w = head_wqe(qp);
@@ -120,26 +119,26 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 		/* A later READ answers: the rest of ours was lost. */
 		eng_count(qp, ENG_CNT_DROP_OUT_OF_SEQUENCE);
 		implied_nak(qp, w->rd_next);
-		return;
+		goto alive;
 	}
 	if (!is_read(w) || !w->started || psn_before(psn, w->first_psn)) {
 		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);
-		return;
+		goto alive;
 	}
 	if (psn_before(psn, w->rd_next)) {
 		eng_count(qp, ENG_CNT_DROP_DUPLICATE);
-		return;
+		goto alive;
 	}
 	if (psn_after(psn, w->rd_next)) {
 		eng_count(qp, ENG_CNT_DROP_OUT_OF_SEQUENCE);
 		implied_nak(qp, w->rd_next);
-		return;
+		goto alive;
 	}
 	off = (uint64_t)psn_diff(psn, w->first_psn) * mtu;
 	want = w->length - off < mtu ? (uint32_t)(w->length - off) : mtu;
 	if (pkt->payload_len != want) {
 		eng_count(qp, ENG_CNT_DROP_BAD_LENGTH);
-		return;
+		goto alive;
 	}
 	st = eng_scatter(qp, w->sge, w->wr.num_sge, off, pkt, 0, pkt->payload_len);
 	if (st != ENG_WC_SUCCESS) {
@@ -153,6 +152,10 @@ static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
 		eng_req_retire(qp, ENG_WC_SUCCESS);
 	else if (w->rd_next == w->rd_end)
 		eng_req_rewind(qp, w->rd_next);	/* a shortened resend is in: the next part */
+	return;	/* progress re-armed the timer */
+
+alive:
+	comp_alive(qp);
 }
 
 static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
