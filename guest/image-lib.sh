@@ -159,18 +159,28 @@ img_install() {
 }
 
 img_kernel() {
-	local r=$1 off
+	local r=$1 off magic unpack
 	KVER=$(find "$r/lib/modules/" -mindepth 1 -maxdepth 1 -printf "%f\n" | sort -V | tail -n 1)
 	[ -f "$r/boot/vmlinuz-$KVER" ] || die "no kernel installed in the guest"
 	echo "$KVER" > "$B/kernel-version"
 	cp "$r/boot/vmlinuz-$KVER" "$B/vmlinuz"
 	# Also the uncompressed ELF kernel: QEMU boots it through its PVH entry
 	# point, which skips ~6 s of decompression under TCG. Optional (guest.sh
-	# falls back).
+	# falls back). bookworm's kernel is xz-compressed, trixie's zstd (the
+	# caller installs zstd in the tree).
 	grep -qx 'CONFIG_PVH=y' "$r/boot/config-$KVER" 2>/dev/null || return 0
-	off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$B/vmlinuz" | head -n 1 | cut -d: -f1) || true
+	if grep -qx 'CONFIG_KERNEL_XZ=y' "$r/boot/config-$KVER"; then
+		magic='\xfd7zXZ\x00' unpack=(xz -dc)
+	elif grep -qx 'CONFIG_KERNEL_ZSTD=y' "$r/boot/config-$KVER"; then
+		magic='\x28\xb5\x2f\xfd' unpack=(zstd -qdc)
+	else
+		say "the kernel is neither xz- nor zstd-compressed; the guest boots the bzImage (slower)"
+		return 0
+	fi
+	off=$(LC_ALL=C grep -obUaP "$magic" "$B/vmlinuz" | head -n 1 | cut -d: -f1) || true
 	[ -n "$off" ] || return 0
-	tail -c +$((off + 1)) "$B/vmlinuz" | chroot "$r" xz -dc > "$B/vmlinux" 2>/dev/null || true
+	# (zstd complains about what follows the payload, after writing it all)
+	tail -c +$((off + 1)) "$B/vmlinuz" | chroot "$r" "${unpack[@]}" > "$B/vmlinux" 2>/dev/null || true
 	if [ "$(head -c 4 "$B/vmlinux" | od -An -tx1 | tr -d ' ')" != 7f454c46 ]; then
 		rm -f "$B/vmlinux"
 		say "could not extract an ELF kernel; the guest boots the bzImage (slower)"
