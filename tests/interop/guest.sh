@@ -1,15 +1,17 @@
 # shellcheck shell=bash disable=SC2034  # the GUEST_* variables are for the caller
-# guest.sh: boot a Debian guest with Linux Soft-RoCE (rxe0 on eth0) under
-# QEMU/TCG on a tap device in a network namespace, and run commands in it.
+# guest.sh: boot a Debian guest with Linux Soft-RoCE (rxe0 on eth0; or, with
+# GUEST_RDMA, the virtio-rdma driver or nothing) under QEMU/TCG on a tap device
+# in a network namespace, and run commands in it.
 # Source it from a test script (bash, `set -e`, its own `trap cleanup EXIT`
 # that calls guest_stop). One guest per script.
 #
 #   guest_require                  SKIP (exit 77) unless QEMU/TCG and a tap can work here
-#   guest_image                    build or find the cached image (guest-image.sh); sets GUEST_IMAGE
+#   guest_image                    build or find the cached image ($GUEST_IMAGE_SCRIPT); sets GUEST_IMAGE
 #   guest_tap NETNS TAP [BRIDGE]   create tap TAP in NETNS, up (optionally on BRIDGE in NETNS);
 #                                  guest_boot does it if TAP does not exist yet
 #   guest_boot NETNS TAP GUEST_CIDR [GATEWAY]
-#                                  start QEMU on TAP and return once rxe0 is ACTIVE in the guest
+#                                  start QEMU on TAP and return once the guest is ready (its
+#                                  RDMA device up as GUEST_RDMA says: rxe0 ACTIVE by default)
 #                                  (fails with the console tail after $GUEST_BOOT_TIMEOUT s)
 #   guest_run TIMEOUT CMD...       run CMD in the guest under `timeout TIMEOUT`, print its
 #                                  stdout+stderr, return its exit status (124: timed out).
@@ -27,11 +29,15 @@
 # Knobs: GUEST_MAC (default 52:54:00 + the guest IP's last 3 bytes), GUEST_MEM (MiB, 768),
 # GUEST_SMP (1), GUEST_BOOT_TIMEOUT (120), GUEST_APPEND (more kernel parameters), VRDMA_GUEST_CACHE (image cache dir),
 # GUEST_QEMU (the QEMU binary), GUEST_MACHINE (pc), GUEST_QEMU_EXTRA (an array of more QEMU arguments),
+# GUEST_IMAGE_SCRIPT (what builds the image: tests/interop/guest-image.sh, bookworm with
+# Soft-RoCE, by default; guest/image.sh for Debian 13 with virtio_rdma and the vrdma provider),
+# GUEST_RDMA (rxe, vrdma or none: the guest init's vrdma.rdma=, see guest-init.sh; default rxe),
 # GUEST_NIC_OPTS (virtio-net-pci options; default: offloads off, so frames on the tap carry
 # full checksums), KEEP_TMP or GUEST_KEEP (keep the temp dir and console log).
 #
 # In the guest: rdma-core, perftest, rdmacm-utils; device rxe0, port 1, use GID index 1
-# (IPv4-mapped). rxe treats retry_cnt 7 as infinite: always give commands a timeout.
+# (IPv4-mapped); or vrdma0 (GUEST_RDMA=vrdma). rxe treats retry_cnt 7 as infinite: always
+# give commands a timeout.
 
 GUEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${GUEST_MEM:=768}"
@@ -40,6 +46,8 @@ GUEST_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${GUEST_NIC_OPTS:=csum=off,gso=off,guest_csum=off,guest_tso4=off,guest_tso6=off,guest_ecn=off,guest_ufo=off,host_tso4=off,host_tso6=off,host_ecn=off,host_ufo=off}"
 GUEST_QEMU=${GUEST_QEMU:-qemu-system-x86_64}
 : "${GUEST_MACHINE:=pc}"
+: "${GUEST_IMAGE_SCRIPT:=$GUEST_LIB_DIR/guest-image.sh}"
+: "${GUEST_RDMA:=rxe}"
 [ -n "${GUEST_QEMU_EXTRA+set}" ] || GUEST_QEMU_EXTRA=()
 GUEST_PID=
 GUEST_DIR=
@@ -74,7 +82,7 @@ guest_require() {
 # guest_image: build (once) or find the cached guest image; sets GUEST_IMAGE.
 guest_image() {
 	[ -n "${GUEST_IMAGE:-}" ] && [ -f "$GUEST_IMAGE/rootfs.ext4" ] && return 0
-	GUEST_IMAGE=$("$GUEST_LIB_DIR/guest-image.sh") || { _guest_say "cannot build the guest image"; return 1; }
+	GUEST_IMAGE=$("$GUEST_IMAGE_SCRIPT") || { _guest_say "cannot build the guest image ($GUEST_IMAGE_SCRIPT)"; return 1; }
 }
 
 # guest_tap NETNS TAP [BRIDGE]
@@ -109,7 +117,7 @@ guest_boot() {
 	ip -n "$ns" link show "$tap" > /dev/null 2>&1 || guest_tap "$ns" "$tap" || return 1
 
 	local append="console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 mitigations=off loglevel=4"
-	append+=" vrdma.ip=$cidr vrdma.share=vrdma"
+	append+=" vrdma.ip=$cidr vrdma.share=vrdma vrdma.rdma=$GUEST_RDMA"
 	[ -z "$gw" ] || append+=" vrdma.gw=$gw"
 	append+=" ${GUEST_APPEND:-}"
 	local kernel=$GUEST_IMAGE/vmlinux	# PVH boot, no decompression
@@ -138,7 +146,7 @@ guest_boot() {
 		if [ -e "$GUEST_SHARE/ready" ]; then break; fi
 		if [ -e "$GUEST_SHARE/failed" ]; then why="bring-up failed: $(cat "$GUEST_SHARE/failed")"; break; fi
 		if ! kill -0 "$GUEST_PID" 2>/dev/null; then why="QEMU exited: $(tail -n 5 "$GUEST_DIR/qemu.log")"; break; fi
-		if [ $((SECONDS - t0)) -ge "$GUEST_BOOT_TIMEOUT" ]; then why="rxe0 not ACTIVE after $GUEST_BOOT_TIMEOUT s"; break; fi
+		if [ $((SECONDS - t0)) -ge "$GUEST_BOOT_TIMEOUT" ]; then why="the guest not ready after $GUEST_BOOT_TIMEOUT s (vrdma.rdma=$GUEST_RDMA)"; break; fi
 		sleep 0.2
 	done
 	GUEST_BOOT_SECS=$((SECONDS - t0))
