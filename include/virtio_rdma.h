@@ -6,13 +6,20 @@
  * each structure and every choice made where the RFC is silent.
  *
  * All multi-byte fields are little-endian (the RFC's le32/le64). Shared by
- * the daemon, libvrdma and the tests.
+ * the daemon, libvrdma, the tests and the guest driver (guest/kernel/).
  */
 #ifndef VIRTIO_RDMA_H
 #define VIRTIO_RDMA_H
 
+#ifdef __KERNEL__	/* guest/kernel/ includes it too */
+#include <linux/errno.h>
+#include <linux/stddef.h>
+#include <linux/types.h>
+#else
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#endif
 
 #define VIRTIO_ID_RDMA			42
 
@@ -118,6 +125,31 @@ enum virtio_rdma_status {
 	VIRTIO_RDMA_ERR_FAULT = 6,	/* a guest address outside the guest's memory */
 	VIRTIO_RDMA_ERR_UNSUPP = 7,	/* unknown command, or a feature not offered */
 };
+
+/* What a driver returns for a status: 0 or a negative errno. */
+static inline int virtio_rdma_status_errno(uint8_t status)
+{
+	switch (status) {
+	case VIRTIO_RDMA_OK:
+		return 0;
+	case VIRTIO_RDMA_ERR_INVAL:
+		return -EINVAL;
+	case VIRTIO_RDMA_ERR_NOENT:
+		return -ENOENT;
+	case VIRTIO_RDMA_ERR_NOMEM:
+		return -ENOMEM;
+	case VIRTIO_RDMA_ERR_BUSY:
+		return -EBUSY;
+	case VIRTIO_RDMA_ERR_PERM:
+		return -EPERM;
+	case VIRTIO_RDMA_ERR_FAULT:
+		return -EFAULT;
+	case VIRTIO_RDMA_ERR_UNSUPP:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
 
 struct virtio_rdma_cmd_query_port {
 	uint8_t port;

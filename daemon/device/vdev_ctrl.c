@@ -6,6 +6,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,19 @@ struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn)
 	uint32_t k = eqp ? eng_qp_handle(eqp) : v->max_qp;
 
 	return k < v->max_qp && v->qps[k].eng == eqp ? &v->qps[k] : NULL;
+}
+
+/* A slot's queues start and end empty: the chains left there go back
+ * unread (docs/virtio-rdma.md section 5). At most num a queue, each as
+ * cheap as a page entry: counted as one against the poll's page budget. */
+static void empty_qp_slot(struct vdev *v, uint32_t k)
+{
+	v->poll_pages += vdev_discard_wq(v, k, UINT_MAX);
+}
+
+static void empty_cq_slot(struct vdev *v, uint32_t n)
+{
+	v->poll_pages += vdev_discard_cq(v, n, UINT_MAX);
 }
 
 static bool access_valid(uint32_t a)
@@ -85,6 +99,7 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 	if (err)
 		return status_of(err);
 	n = eng_cq_handle(ecq);
+	empty_cq_slot(v, n);	/* posted before the CQ existed: not for it */
 	memset(&v->cqs[n], 0, sizeof(v->cqs[n]));
 	v->cqs[n].eng = ecq;
 	if (n >= v->cq_hi)
@@ -107,11 +122,15 @@ static uint8_t cmd_destroy_cq(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_cq *q = req;
 	struct vdev_cq *cq = cq_get(v, le32toh(q->cqn));
+	uint8_t st;
 
 	(void)rsp;
 	if (!cq)
 		return VIRTIO_RDMA_ERR_NOENT;
-	return slot_freed(eng_cq_destroy(cq->eng), cq, sizeof(*cq));
+	st = slot_freed(eng_cq_destroy(cq->eng), cq, sizeof(*cq));
+	if (!st)
+		empty_cq_slot(v, (uint32_t)(cq - v->cqs));
+	return st;
 }
 
 static uint8_t cmd_create_pd(struct vdev *v, const void *req, void *rsp)
@@ -318,6 +337,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	if (err)
 		return status_of(err);
 	k = eng_qp_handle(eqp);	/* < max_qp: the engine's limit is ours */
+	empty_qp_slot(v, k);	/* posted before the QP existed: not for it */
 	qp = &v->qps[k];
 	memset(qp, 0, sizeof(*qp));
 	qp->eng = eqp;
@@ -456,11 +476,15 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_destroy_qp *q = req;
 	struct vdev_qp *qp = vdev_qp_get(v, le32toh(q->qpn));
+	uint8_t st;
 
 	(void)rsp;
 	if (!qp)
 		return VIRTIO_RDMA_ERR_NOENT;
-	return slot_freed(eng_qp_destroy(qp->eng), qp, sizeof(*qp));
+	st = slot_freed(eng_qp_destroy(qp->eng), qp, sizeof(*qp));
+	if (!st)
+		empty_qp_slot(v, (uint32_t)(qp - v->qps));
+	return st;
 }
 
 static uint8_t cmd_query_pkey(struct vdev *v, const void *req, void *rsp)

@@ -65,6 +65,13 @@ uint8_t vdev_mr_charge(struct vdev *v, struct vdev_mr *mr, uint32_t n);
 void vdev_mr_free(struct vdev *v, struct vdev_mr *mr);
 uint32_t vdev_max_mr_pages(const struct vdev *v);
 
+/* vdev_poll.c: give back, unexecuted, up to max chains on each queue of
+ * QP slot k (CQ slot n), used with length 0, for a slot that holds no
+ * object; the SQ's and RQ's call eventfds are signalled, a CQ's is not.
+ * How many. */
+unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max);
+unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max);
+
 /* vdev_ctrl.c: a QP by its number, or NULL. */
 struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn);
 

@@ -24,7 +24,7 @@ static unsigned int poll_ctrl(struct vdev *v)
 	int r;
 
 	v->poll_pages = 0;
-	while (n < POLL_BUDGET && v->poll_pages < VDEV_POLL_PAGES &&
+	while (n < POLL_BUDGET && v->poll_pages < VDEV_POLL_PAGES && !v->broken &&
 	       (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
 		if (r < 0) {
 			vdev_set_broken(v, "control queue: malformed descriptor chain");
@@ -108,6 +108,40 @@ static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool
 	if (n)
 		virtq_notify(vq, false);
 	return n;
+}
+
+/* What the driver made available on a queue whose slot holds no object
+ * goes back unread: nothing may run it later, in the slot's next object. */
+static unsigned int discard(struct vdev *v, struct virtq *vq, unsigned int max, bool call,
+			    const char *why)
+{
+	int n;
+
+	if (!virtq_ready(vq))
+		return 0;
+	n = virtq_discard(vq, max);
+	if (n < 0) {
+		vdev_set_broken(v, why);
+		return 0;
+	}
+	if (n && call)
+		virtq_notify(vq, false);
+	return (unsigned int)n;
+}
+
+unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max)
+{
+	return discard(v, &v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, k)], max, true,
+		       "send queue: malformed avail ring") +
+	       discard(v, &v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)], max, true,
+		       "receive queue: malformed avail ring");
+}
+
+unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max)
+{
+	/* No call: a CQ's is for the completions REQ_NOTIFY_CQ asked for. */
+	return discard(v, &v->vu.vqs[VIRTIO_RDMA_CQ_VQ(n)], max, false,
+		       "completion queue: malformed avail ring");
 }
 
 static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
@@ -199,8 +233,10 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	if (virtq_ready(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ]))
 		n += poll_ctrl(v);
 	for (i = 0; i < v->qp_hi && !v->broken; i++) {
-		if (!v->qps[i].eng)
+		if (!v->qps[i].eng) {
+			n += vdev_discard_wq(v, i, POLL_BUDGET);
 			continue;
+		}
 		n += poll_wq(v, &v->qps[i], i, true);
 		n += poll_wq(v, &v->qps[i], i, false);
 	}
@@ -210,6 +246,8 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	for (i = 0; i < v->cq_hi && !v->broken; i++)
 		if (v->cqs[i].eng)
 			n += poll_cq(v, &v->cqs[i], i);
+		else
+			n += vdev_discard_cq(v, i, POLL_BUDGET);
 	return n;
 }
 
@@ -247,9 +285,8 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 	if (!vdev_live(v))
 		return false;
 	set_kicks(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ], wanted, &work);
+	/* Slots without an object too: what is posted there goes back. */
 	for (i = 0; i < v->qp_hi; i++) {
-		if (!v->qps[i].eng)
-			continue;
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, i)], wanted, &work);
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
 	}
@@ -257,12 +294,11 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 		struct vdev_cq *cq = &v->cqs[i];
 		bool buffers = false;
 
-		if (!cq->eng)
-			continue;
-		/* Empty buffers are the CQ's normal state, not work; work is a
-		 * completion or event that waited for one and now has it. */
+		/* Empty buffers are a CQ's normal state, not work; work is a
+		 * completion or event that waited for one and now has it, or
+		 * a buffer on a slot without a CQ (it goes back). */
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_CQ_VQ(i)], wanted, &buffers);
-		if (buffers && (cq->have_held || cq->n_events))
+		if (buffers && (!cq->eng || cq->have_held || cq->n_events))
 			work = true;
 	}
 	return work;

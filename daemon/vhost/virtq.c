@@ -163,6 +163,23 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len)
 	__atomic_store_n(&vq->used->idx, htole16(vq->used_idx), __ATOMIC_RELEASE);
 }
 
+int virtq_discard(struct virtq *vq, unsigned int max)
+{
+	uint16_t avail = avail_idx(vq), head;
+	unsigned int n = 0;
+
+	if ((uint16_t)(avail - vq->last_avail) > vq->num)
+		return -EOVERFLOW;
+	for (; n < max && vq->last_avail != avail; n++) {
+		head = load16(&vq->avail->ring[vq->last_avail % vq->num]);
+		if (head >= vq->num)
+			return -ERANGE;
+		vq->last_avail++;
+		virtq_push(vq, head, 0);
+	}
+	return (int)n;
+}
+
 void virtq_notify(struct virtq *vq, bool force)
 {
 	uint64_t one = 1;

@@ -61,6 +61,11 @@ int virtq_pop(struct virtq *vq, const struct guest_mem *gm, struct virtq_elem *e
 void virtq_unpop(struct virtq *vq);
 /* Return a chain to the driver with len bytes written. */
 void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
+/* Return up to max of the chains available now to the driver unread, each
+ * used with length 0 (their object is gone): how many, or a negative errno
+ * for a violation (a head out of range, more available than num). Only the
+ * avail ring is read, so each chain costs the same however long it is. */
+int virtq_discard(struct virtq *vq, unsigned int max);
 /* Signal the call eventfd unless the driver asked for no interrupt;
  * force ignores that flag (REQ_NOTIFY_CQ asked for it). */
 void virtq_notify(struct virtq *vq, bool force);

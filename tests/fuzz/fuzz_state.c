@@ -10,8 +10,9 @@
  *
  * The device (max_cq = max_qp = 4, GID ::ffff:10.0.0.1) sits on the fixture
  * of fuzz_device.h with 1 MiB of guest memory. The fuzzer plays the driver:
- * all 13 queues are set up (8 entries each; CQ queues always full of
- * buffers), and every handle a command returns is kept, so later records
+ * all 13 queues are set up (8 entries each; CQ queues start full of
+ * buffers, before any CQ exists; a live CQ gets each back as it fills
+ * it), and every handle a command returns is kept, so later records
  * name objects by a small index (stale ones included). The device's frames
  * go to a transmit ring of 64; a DELIVER record feeds them back to it (a QP
  * connected to one of the same device receives them), dropped, duplicated or
@@ -20,8 +21,12 @@
  * Input: records, as long as it lasts; each is an op byte (mod OP_MAX) and
  * the bytes that op reads (zero where the input ends). See the op_* below.
  * Checks: the sanitizers (use-after-free, leaks at exit), every status is a
- * known one, every CQE a known status or an event, and the device stays live
- * unless a vhost-user record broke it (it is then reconnected, as
+ * known one, every CQE a known status or an event, a CQ buffer given back
+ * with length 0 unwritten, a slot's queues empty after CREATE and DESTROY
+ * and a WQE posted to a slot without a QP given back at the next poll (a
+ * WQE for a stale QPN goes to a slot the QPN picks, as a driver racing its
+ * DESTROY would post; docs/virtio-rdma.md section 5), and the device stays
+ * live unless a vhost-user record broke it (it is then reconnected, as
  * vm_server.c would). FUZZ_VERBOSE=1 keeps the daemon's log and prints each
  * record.
  *
@@ -48,7 +53,8 @@
 #include "engine_int.h"
 #include "vdev_test.h"
 
-#define N_VQS		VIRTIO_RDMA_NUM_VQS(4, 4)
+#define N_SLOTS		4u		/* max_cq = max_qp (fuzz_device.h) */
+#define N_VQS		VIRTIO_RDMA_NUM_VQS(N_SLOTS, N_SLOTS)
 #define QN		8u		/* entries per queue */
 #define RING_OFF(q)	((uint64_t)(q) * 1024u)	/* desc, avail +128, used +256 */
 #define BUF_SIZE	2048u
@@ -134,6 +140,9 @@ static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP];
 static struct f_mr mrs[KEEP];
 static unsigned int n_pd, n_cq, n_mr, n_qp;	/* free-running: the newest replace the oldest */
 static uint16_t avail_idx[N_VQS], used_seen[N_VQS];
+static uint8_t cq_out[N_VQS];		/* CQ buffers made available, a bit each */
+static bool cq_live[N_SLOTS];		/* by cqn: give its buffers back to it */
+static uint32_t slot_qpn[N_SLOTS];	/* the QP of each slot, 0: none */
 static unsigned int reconnects;
 
 #define KEEP_ADD(arr, n, val) ((arr)[(n)++ % KEEP] = (val))
@@ -224,24 +233,71 @@ static bool post_chain(unsigned int q, const void *buf, uint32_t len)
 	return true;
 }
 
-/* Give back the CQ buffers the device filled, checking what it wrote. */
+#define CQ_BUF_LEN	64u
+#define CANARY		0x5c
+
+static void post_cq_buf(unsigned int q, uint16_t id)
+{
+	memset(guest + BUF_OFF(q, id), CANARY, CQ_BUF_LEN);
+	push_avail(q, id);
+	cq_out[q] |= (uint8_t)(1u << id);
+}
+
+/* Bytes [from, CQ_BUF_LEN) of a CQ buffer as posted. */
+static bool untouched(const uint8_t *b, uint32_t from)
+{
+	for (; from < CQ_BUF_LEN; from++)
+		if (b[from] != CANARY)
+			return false;
+	return true;
+}
+
+/* Take the buffers queue q gave back, checking what the device wrote: a
+ * CQE, or nothing at all (length 0: its CQ went, or never was). A live
+ * CQ gets them again. */
+static void reap_cq(uint32_t c)
+{
+	unsigned int q = VIRTIO_RDMA_CQ_VQ(c);
+
+	while (used_seen[q] != used_of(q)->idx) {
+		const struct vring_used_elem *e = &used_of(q)->ring[used_seen[q] % QN];
+		const uint8_t *b = guest + BUF_OFF(q, e->id % QN);
+		struct virtio_rdma_cqe cqe;
+
+		CHECK(e->id < QN && (cq_out[q] & (1u << e->id)));
+		cq_out[q] &= (uint8_t)~(1u << e->id);
+		if (e->len) {
+			CHECK(e->len == sizeof(cqe) && untouched(b, sizeof(cqe)));
+			memcpy(&cqe, b, sizeof(cqe));
+			CHECK(cqe.opcode == 0xff || cqe.status <= ENG_WC_GENERAL_ERR);
+		} else {
+			CHECK(untouched(b, 0));
+		}
+		used_seen[q]++;
+		if (cq_live[c])
+			post_cq_buf(q, (uint16_t)e->id);
+	}
+}
+
 static void reap_cqs(void)
 {
-	unsigned int c, q;
+	uint32_t c;
 
-	for (c = 0; c < vmcfg.max_cq; c++) {
-		q = VIRTIO_RDMA_CQ_VQ(c);
-		while (used_seen[q] != used_of(q)->idx) {
-			const struct vring_used_elem *e = &used_of(q)->ring[used_seen[q] % QN];
-			struct virtio_rdma_cqe cqe;
+	for (c = 0; c < vmcfg.max_cq; c++)
+		reap_cq(c);
+}
 
-			CHECK(e->id < QN);
-			memcpy(&cqe, guest + BUF_OFF(q, e->id), sizeof(cqe));
-			CHECK(cqe.opcode == 0xff || cqe.status <= ENG_WC_GENERAL_ERR);
-			push_avail(q, (uint16_t)e->id);
-			used_seen[q]++;
-		}
-	}
+/* After CREATE or DESTROY: everything made available on queue q is back. */
+static void check_empty(unsigned int q)
+{
+	if (vdev_live(&v))
+		CHECK(used_of(q)->idx == avail_idx[q]);
+}
+
+static void check_empty_qp_slot(uint32_t k)
+{
+	check_empty(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, k));
+	check_empty(VIRTIO_RDMA_RQ_VQ(vmcfg.max_cq, k));
 }
 
 static bool setup_queue(unsigned int q)
@@ -257,6 +313,7 @@ static bool setup_queue(unsigned int q)
 	a.used_user_addr = base + 256;
 	memset(guest + RING_OFF(q), 0, 1024);
 	avail_idx[q] = used_seen[q] = 0;
+	cq_out[q] = 0;
 	if (send_msg(VHOST_USER_SET_VRING_NUM, &st, sizeof(st), NULL, 0) ||
 	    send_msg(VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL, 0))
 		return false;
@@ -267,9 +324,9 @@ static bool setup_queue(unsigned int q)
 		return false;
 	if (q >= VIRTIO_RDMA_CQ_VQ(0) && q < VIRTIO_RDMA_CQ_VQ(vmcfg.max_cq)) {
 		for (i = 0; i < QN; i++) {
-			desc_of(q)[i] = (struct vring_desc){ GUEST_GPA + BUF_OFF(q, i), 64,
+			desc_of(q)[i] = (struct vring_desc){ GUEST_GPA + BUF_OFF(q, i), CQ_BUF_LEN,
 							     VRING_DESC_F_WRITE, 0 };
-			push_avail(q, (uint16_t)i);
+			post_cq_buf(q, (uint16_t)i);
 		}
 	}
 	st.num = 1;
@@ -289,6 +346,8 @@ static void connect_device(void)
 	for (q = 0; q < N_VQS; q++)
 		CHECK(setup_queue(q));
 	n_pd = n_cq = n_mr = n_qp = 0;
+	memset(cq_live, 0, sizeof(cq_live));
+	memset(slot_qpn, 0, sizeof(slot_qpn));
 }
 
 /* As vm_server.c drops a connection; then the front end comes back. */
@@ -330,9 +389,20 @@ static void op_create_cq(void)
 {
 	struct virtio_rdma_cmd_create_cq q = { 1u + u8() % 32u };
 	struct virtio_rdma_rsp_create_cq r;
+	uint16_t i;
 
-	if (!ctrl(VIRTIO_CMD_CREATE_CQ, &q, sizeof(q), &r, sizeof(r)))
-		KEEP_ADD(cqns, n_cq, r.cqn);
+	if (ctrl(VIRTIO_CMD_CREATE_CQ, &q, sizeof(q), &r, sizeof(r)))
+		return;
+	KEEP_ADD(cqns, n_cq, r.cqn);
+	CHECK(r.cqn < vmcfg.max_cq);
+	/* What the queue held was not for this CQ: back before the response.
+	 * Then the driver gives it every buffer. */
+	check_empty(VIRTIO_RDMA_CQ_VQ(r.cqn));
+	cq_live[r.cqn] = true;
+	reap_cq(r.cqn);
+	for (i = 0; i < QN; i++)
+		if (!(cq_out[VIRTIO_RDMA_CQ_VQ(r.cqn)] & (1u << i)))
+			post_cq_buf(VIRTIO_RDMA_CQ_VQ(r.cqn), i);
 }
 
 /* Page list at PAGES_OFF: npages pages from `first`, every `stride`th. */
@@ -423,8 +493,12 @@ static void op_create_qp(void)
 	q.max_recv_wr = 1u + (b >> 4) % 8u;
 	q.max_send_sge = q.max_recv_sge = 2;
 	q.max_inline_data = b & 0x80 ? 64 : 0;
-	if (!ctrl(VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r)))
-		KEEP_ADD(qpns, n_qp, r.qpn);
+	if (ctrl(VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r)))
+		return;
+	KEEP_ADD(qpns, n_qp, r.qpn);
+	CHECK(r.qp_index < vmcfg.max_qp);
+	slot_qpn[r.qp_index] = r.qpn;
+	check_empty_qp_slot(r.qp_index);
 }
 
 static uint8_t modify(uint32_t qpn, uint32_t mask, const struct virtio_rdma_qp_attr *a)
@@ -524,11 +598,22 @@ static void op_destroy(void)
 	uint32_t h;
 
 	if (what == 0) {
+		int k;
+
 		h = pick(qpns, n_qp, b);
-		ctrl(VIRTIO_CMD_DESTROY_QP, &h, sizeof(h), NULL, 0);
+		k = qp_slot(h);
+		if (!ctrl(VIRTIO_CMD_DESTROY_QP, &h, sizeof(h), NULL, 0)) {
+			CHECK(k >= 0);
+			slot_qpn[k] = 0;
+			check_empty_qp_slot((uint32_t)k);
+		}
 	} else if (what == 1) {
 		h = pick(cqns, n_cq, b);
-		ctrl(VIRTIO_CMD_DESTROY_CQ, &h, sizeof(h), NULL, 0);
+		if (!ctrl(VIRTIO_CMD_DESTROY_CQ, &h, sizeof(h), NULL, 0)) {
+			CHECK(h < vmcfg.max_cq);
+			cq_live[h] = false;
+			check_empty(VIRTIO_RDMA_CQ_VQ(h));
+		}
 	} else {
 		h = pick(pdns, n_pd, b);
 		ctrl(VIRTIO_CMD_DESTROY_PD, &h, sizeof(h), NULL, 0);
@@ -546,12 +631,30 @@ static void sge_in(struct virtio_rdma_sge *s, uint8_t which, uint32_t off, uint3
 	s->lkey = m->key;
 }
 
+/* The slot a WQE for qpn goes to: its QP's, or for a stale QPN one the
+ * QPN picks (a driver racing its DESTROY posts to a slot without a QP). */
+static uint32_t wq_slot(uint32_t qpn)
+{
+	int k = qp_slot(qpn);
+
+	return k >= 0 ? (uint32_t)k : qpn % vmcfg.max_qp;
+}
+
+/* A WQE posted to slot k: a slot without a QP that held one gives it
+ * back at the next poll. */
+static void posted(uint32_t k)
+{
+	poll_device(1);
+	if (!slot_qpn[k] && k < v.qp_hi)
+		check_empty_qp_slot(k);
+}
+
 static void op_post_send(void)
 {
 	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_send) + 2 * 16 + 64];
 	struct virtio_rdma_cmd_post_send *w = (void *)buf;
 	uint32_t qpn = pick(qpns, n_qp, u8());
-	int k = qp_slot(qpn);
+	uint32_t k = wq_slot(qpn);
 	uint8_t b = u8(), nsge = u8() % 3, i;
 	const struct f_mr *rm = pick_mr(u8());
 	uint32_t roff = u16(), len = sizeof(*w) + nsge * 16u;
@@ -587,15 +690,15 @@ static void op_post_send(void)
 			len += s.length;
 		}
 	}
-	if (k >= 0 && post_chain(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, (unsigned int)k), buf, len))
-		poll_device(1);
+	if (post_chain(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, k), buf, len))
+		posted(k);
 }
 
 static void op_post_recv(void)
 {
 	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_recv) + 2 * 16];
 	struct virtio_rdma_cmd_post_recv *w = (void *)buf;
-	int k = qp_slot(pick(qpns, n_qp, u8()));
+	uint32_t k = wq_slot(pick(qpns, n_qp, u8()));
 	uint8_t nsge = u8() % 3, i;
 
 	memset(buf, 0, sizeof(buf));
@@ -609,9 +712,8 @@ static void op_post_recv(void)
 		sge_in(&s, which, off, l);
 		memcpy(buf + sizeof(*w) + i * 16u, &s, 16);
 	}
-	if (k >= 0 && post_chain(VIRTIO_RDMA_RQ_VQ(vmcfg.max_cq, (unsigned int)k), buf,
-				 sizeof(*w) + nsge * 16u))
-		poll_device(1);
+	if (post_chain(VIRTIO_RDMA_RQ_VQ(vmcfg.max_cq, k), buf, sizeof(*w) + nsge * 16u))
+		posted(k);
 }
 
 /* Time passes (up to 12.7 s: retransmit and RNR timers fire). */

@@ -83,10 +83,14 @@ static uint64_t host_now(void *ctx)
 	return fake_clock += 1000;
 }
 
+/* Frames the engines tried to send: the wire never has room. */
+static unsigned int tx_tries;
+
 static unsigned int host_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t len,
 				  struct roce_frag *frags, unsigned int max)
 {
 	(void)ctx; (void)dgid; (void)len; (void)frags; (void)max;
+	tx_tries++;
 	return 0;
 }
 
@@ -1981,6 +1985,446 @@ static void test_reset(void **state)
 	fx_free(b);
 }
 
+/* ---- 9b. a slot's queues when its QP or CQ goes (issue 17) ---- */
+
+/* Buffer i of queue q (descriptor i points at it). */
+#define QBUF_OFF(q, i)	(SCRATCH_OFF + (uint64_t)(q) * 0x1000u + (uint64_t)(i) * 0x100u)
+#define CQ_BUF_LEN	64u
+#define CANARY		0xa5
+
+static unsigned int sq_of(uint32_t k)
+{
+	return VIRTIO_RDMA_SQ_VQ(MAX_CQ, k);
+}
+
+static unsigned int rq_of(uint32_t k)
+{
+	return VIRTIO_RDMA_RQ_VQ(MAX_CQ, k);
+}
+
+/* As the driver: buffer i of queue q made available, len bytes. */
+static void post_buf(struct fx *f, unsigned int q, uint16_t i, uint32_t len, bool writable)
+{
+	struct vring_avail *a = ring_avail(f, q);
+	uint16_t idx = a->idx;
+
+	assert_true(i < RING_NUM);
+	ring_desc(f, q)[i] = (struct vring_desc){ gpa(QBUF_OFF(q, i)), len,
+						  writable ? VRING_DESC_F_WRITE : 0, 0 };
+	a->ring[idx % RING_NUM] = i;
+	__atomic_store_n(&a->idx, (uint16_t)(idx + 1), __ATOMIC_RELEASE);
+}
+
+/* A signalled zero-length SEND, wr_id = 0x5e00 + i. */
+static void post_send_wqe(struct fx *f, uint32_t k, uint16_t i)
+{
+	struct virtio_rdma_cmd_post_send w = {
+		.send_flags = htole32(VIRTIO_IB_SEND_SIGNALED),
+		.opcode = htole32(VIRTIO_IB_WR_SEND), .wr_id = htole64(0x5e00u + i),
+	};
+
+	memcpy(f->mem + QBUF_OFF(sq_of(k), i), &w, sizeof(w));
+	post_buf(f, sq_of(k), i, sizeof(w), false);
+}
+
+/* A receive without SGEs, wr_id = 0x4e00 + i. */
+static void post_recv_wqe(struct fx *f, uint32_t k, uint16_t i)
+{
+	struct virtio_rdma_cmd_post_recv w = { .wr_id = htole64(0x4e00u + i) };
+
+	memcpy(f->mem + QBUF_OFF(rq_of(k), i), &w, sizeof(w));
+	post_buf(f, rq_of(k), i, sizeof(w), false);
+}
+
+/* A CQ buffer, filled with a canary the device must not touch unless it
+ * writes a CQE there. */
+static void post_cq_buf(struct fx *f, uint32_t cqn, uint16_t i)
+{
+	unsigned int q = VIRTIO_RDMA_CQ_VQ(cqn);
+
+	memset(f->mem + QBUF_OFF(q, i), CANARY, CQ_BUF_LEN);
+	post_buf(f, q, i, CQ_BUF_LEN, true);
+}
+
+/* CQ buffers [0, n) still hold their canary. */
+static void assert_cq_bufs_untouched(struct fx *f, uint32_t cqn, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		const uint8_t *b = f->mem + QBUF_OFF(VIRTIO_RDMA_CQ_VQ(cqn), i);
+
+		for (unsigned int j = 0; j < CQ_BUF_LEN; j++)
+			if (b[j] != CANARY)
+				fail_msg("CQ %u: buffer %u written at byte %u", cqn, i, j);
+	}
+}
+
+static uint16_t used_idx(struct fx *f, unsigned int q)
+{
+	return __atomic_load_n(&ring_used(f, q)->idx, __ATOMIC_ACQUIRE);
+}
+
+/* Queue q's used entries [from, to) return buffers first, first + 1, ...
+ * each with length 0: given back, not executed. */
+static void assert_returned(struct fx *f, unsigned int q, uint16_t from, uint16_t to,
+			    uint16_t first)
+{
+	const struct vring_used *u = ring_used(f, q);
+
+	if (used_idx(f, q) != to)
+		fail_msg("queue %u: %u buffers in the used ring, want %u (the device took %u)", q,
+			 used_idx(f, q), to, f->v->vu.vqs[q].last_avail);
+	for (uint16_t j = from; j != to; j++)
+		if (u->ring[j % RING_NUM].id != (uint16_t)(first + j - from) % RING_NUM ||
+		    u->ring[j % RING_NUM].len)
+			fail_msg("queue %u: used entry %u is buffer %u length %u, want %u length 0",
+				 q, j, u->ring[j % RING_NUM].id, u->ring[j % RING_NUM].len,
+				 (uint16_t)(first + j - from) % RING_NUM);
+}
+
+/* How often the eventfd was signalled since the last look. */
+static uint64_t signalled(int efd)
+{
+	uint64_t n = 0;
+
+	if (read(efd, &n, sizeof(n)) != sizeof(n))
+		return 0;
+	return n;
+}
+
+/* A call eventfd on queue q; ours to read. */
+static int call_fd(struct fx *f, unsigned int q)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), theirs = dup(efd);
+
+	assert_true(efd >= 0 && theirs >= 0);
+	assert_int_equal(send_u64_fd(f, VHOST_USER_SET_VRING_CALL, V1, q, theirs), 0);
+	return efd;
+}
+
+static uint32_t create_cq(struct fx *f, uint32_t cqe)
+{
+	struct virtio_rdma_cmd_create_cq q = { htole32(cqe) };
+	struct virtio_rdma_rsp_create_cq r;
+	uint32_t len;
+
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_CQ, &q, sizeof(q), &r, sizeof(r), &len),
+			 VIRTIO_RDMA_OK);
+	assert_true(le32toh(r.cqn) < MAX_CQ);
+	return le32toh(r.cqn);
+}
+
+static void destroy(struct fx *f, uint8_t cmd, uint32_t handle)
+{
+	uint32_t h = htole32(handle), len;
+
+	assert_int_equal(ctrl(f, cmd, &h, sizeof(h), NULL, 0, &len), VIRTIO_RDMA_OK);
+}
+
+/* A CQ in slot n: the device spreads reuse, so others are made and
+ * destroyed until one lands there. */
+static uint32_t create_cq_in(struct fx *f, uint32_t cqe, uint32_t n)
+{
+	for (unsigned int i = 0; i < 2 * MAX_CQ; i++) {
+		uint32_t cqn = create_cq(f, cqe);
+
+		if (cqn == n)
+			return cqn;
+		destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn);
+	}
+	fail_msg("no CQ landed in slot %u", n);
+	return 0;
+}
+
+/* An RC QP on cqn, max_send_wr = max_recv_wr = 2, no SGEs; its qpn, *k
+ * its slot. */
+static uint32_t create_qp(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t *k)
+{
+	struct virtio_rdma_cmd_create_qp q = {
+		.pdn = htole32(pdn), .qp_type = VIRTIO_IB_QPT_RC,
+		.sq_sig_type = VIRTIO_IB_SIGNAL_ALL_WR, .max_send_wr = htole32(2),
+		.max_recv_wr = htole32(2), .send_cqn = htole32(cqn), .recv_cqn = htole32(cqn),
+	};
+	struct virtio_rdma_rsp_create_qp r;
+	uint32_t len;
+
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r), &len),
+			 VIRTIO_RDMA_OK);
+	*k = le32toh(r.qp_index);
+	assert_true(*k < MAX_QP);
+	return le32toh(r.qpn);
+}
+
+static uint32_t create_qp_in(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t k)
+{
+	for (unsigned int i = 0; i < 2 * MAX_QP; i++) {
+		uint32_t got, qpn = create_qp(f, pdn, cqn, &got);
+
+		if (got == k)
+			return qpn;
+		destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	}
+	fail_msg("no QP landed in slot %u", k);
+	return 0;
+}
+
+static void modify_qp(struct fx *f, uint32_t qpn, uint32_t mask, struct virtio_rdma_qp_attr *a)
+{
+	struct virtio_rdma_cmd_modify_qp m = { htole32(qpn), htole32(mask), *a };
+	uint32_t len;
+
+	assert_int_equal(ctrl(f, VIRTIO_CMD_MODIFY_QP, &m, sizeof(m), NULL, 0, &len),
+			 VIRTIO_RDMA_OK);
+}
+
+/* INIT, then RTR and RTS towards ::ffff:10.0.0.2 (the wire never takes a
+ * frame; retransmission off: timeout 0). */
+static void qp_up(struct fx *f, uint32_t qpn, enum virtio_ib_qp_state to)
+{
+	struct virtio_rdma_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = htole32(VIRTIO_IB_ACCESS_LOCAL_WRITE);
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT |
+		  VIRTIO_IB_QP_ACCESS_FLAGS, &a);
+	if (to == VIRTIO_IB_QPS_INIT)
+		return;
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	memcpy(a.ah_attr.grh.dgid, vm_gid, 16);
+	a.ah_attr.grh.dgid[15] = 2;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
+	a.ah_attr.port_num = 1;
+	a.path_mtu = VIRTIO_IB_MTU_1024;
+	a.dest_qp_num = htole32(0x123);
+	a.max_dest_rd_atomic = 1;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU |
+		  VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN | VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC |
+		  VIRTIO_IB_QP_MIN_RNR_TIMER, &a);
+	a.qp_state = VIRTIO_IB_QPS_RTS;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN | VIRTIO_IB_QP_TIMEOUT |
+		  VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC,
+		  &a);
+}
+
+/* A device with a PD and a CQ (slot *cqn) whose queue holds 4 buffers, and
+ * every queue set up. */
+static struct fx *slot_fx(uint32_t *pdn, uint32_t *cqn)
+{
+	struct fx *f = fx_new("vm-a", 1);
+
+	handshake(f);
+	for (unsigned int q = 1; q < N_VQS; q++)
+		setup_ring(f, q);
+	*pdn = create_pd(f);
+	*cqn = create_cq(f, 64);
+	for (uint16_t i = 0; i < 4; i++)
+		post_cq_buf(f, *cqn, i);
+	return f;
+}
+
+/* Nothing ran since *was: no WQE taken or refused, no CQE, no frame. */
+static void assert_nothing_ran(struct fx *f, const struct vdev_stats *was, unsigned int tries)
+{
+	const struct vdev_stats *s = &f->v->stats;
+
+	if (s->send_wqes != was->send_wqes || s->recv_wqes != was->recv_wqes ||
+	    s->refused_wqes != was->refused_wqes || s->cqes != was->cqes || tx_tries != tries)
+		fail_msg("work ran: %" PRIu64 " send and %" PRIu64 " receive WQEs taken, %" PRIu64
+			 " refused, %" PRIu64 " CQEs written, %u frames tried",
+			 s->send_wqes - was->send_wqes, s->recv_wqes - was->recv_wqes,
+			 s->refused_wqes - was->refused_wqes, s->cqes - was->cqes, tx_tries - tries);
+	assert_false(f->v->broken);
+}
+
+static void post_wqe(struct fx *f, uint32_t k, uint16_t i, bool recv)
+{
+	if (recv)
+		post_recv_wqe(f, k, i);
+	else
+		post_send_wqe(f, k, i);
+}
+
+static uint64_t wqes_taken(const struct vdev_stats *s, bool recv)
+{
+	return recv ? s->recv_wqes : s->send_wqes;
+}
+
+/* WQEs past max_send_wr (max_recv_wr) wait in the SQ (RQ); DESTROY_QP gives
+ * every one back (used, length 0, the call eventfd signalled) and the next
+ * QP of the slot runs none of them. */
+static void destroy_qp_returns(bool recv)
+{
+	uint32_t pdn, cqn, k, qpn;
+	struct fx *f = slot_fx(&pdn, &cqn);
+	struct vdev_stats was;
+	unsigned int q, tries;
+	int efd;
+
+	qpn = create_qp(f, pdn, cqn, &k);
+	q = recv ? rq_of(k) : sq_of(k);
+	efd = call_fd(f, q);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	for (uint16_t i = 0; i < 5; i++)
+		post_wqe(f, k, i, recv);
+	poll_dev(f);
+	/* Two taken (sends wait for the wire, receives for a message); three
+	 * wait in the ring. */
+	assert_int_equal(wqes_taken(&f->v->stats, recv), 2);
+	assert_returned(f, q, 0, 2, 0);
+	assert_int_equal(signalled(efd), 1);
+
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	/* At the response: the queue is empty, all five are back. */
+	assert_returned(f, q, 0, 5, 0);
+	assert_int_equal(signalled(efd), 1);
+	was = f->v->stats;
+	tries = tx_tries;
+
+	/* The next QP of the slot, ready to work: none of the old WQEs runs. */
+	qpn = create_qp_in(f, pdn, cqn, k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	for (unsigned int i = 0; i < 4; i++)
+		poll_dev(f);
+	assert_nothing_ran(f, &was, tries);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(cqn)), 0);
+	assert_int_equal(used_idx(f, q), 5);
+	assert_cq_bufs_untouched(f, cqn, 4);
+
+	/* Its own WQEs it does take. */
+	post_wqe(f, k, 5, recv);
+	poll_dev(f);
+	assert_int_equal(wqes_taken(&f->v->stats, recv), wqes_taken(&was, recv) + 1);
+	assert_returned(f, q, 5, 6, 5);
+	close(efd);
+	fx_free(f);
+}
+
+static void test_destroy_qp_returns_sq(void **state)
+{
+	(void)state;
+	destroy_qp_returns(false);
+}
+
+static void test_destroy_qp_returns_rq(void **state)
+{
+	(void)state;
+	destroy_qp_returns(true);
+}
+
+/* A CQ's buffers: DESTROY_CQ gives every one back unwritten (length 0,
+ * no interrupt even when armed); the next CQ of the slot writes its CQEs
+ * only into buffers posted after it was created. */
+static void test_destroy_cq_returns_buffers(void **state)
+{
+	struct virtio_rdma_cmd_req_notify arm = { 0, htole32(VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION) };
+	uint32_t pdn, cqn, k, qpn, len;
+	struct fx *f = slot_fx(&pdn, &cqn);
+	unsigned int q = VIRTIO_RDMA_CQ_VQ(cqn);
+	struct virtio_rdma_cqe cqe;
+	int efd = call_fd(f, q);
+
+	(void)state;
+	arm.cqn = htole32(cqn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_REQ_NOTIFY_CQ, &arm, sizeof(arm), NULL, 0, &len),
+			 VIRTIO_RDMA_OK);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, q), 0);
+
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn);
+	assert_returned(f, q, 0, 4, 0);
+	assert_cq_bufs_untouched(f, cqn, 4);
+	assert_int_equal(signalled(efd), 0);
+
+	/* The next CQ of the slot gets a completion (a SEND refused in RESET)
+	 * while the driver has given it no buffer: it waits. */
+	cqn = create_cq_in(f, 64, cqn);
+	qpn = create_qp(f, pdn, cqn, &k);
+	(void)qpn;
+	post_send_wqe(f, k, 0);
+	for (unsigned int i = 0; i < 4; i++)
+		poll_dev(f);
+	assert_cq_bufs_untouched(f, cqn, 4);
+	assert_int_equal(f->v->stats.refused_wqes, 1);
+	assert_int_equal(f->v->stats.cqes, 0);
+	assert_int_equal(used_idx(f, q), 4);
+
+	/* A buffer of its own: the CQE lands there. */
+	post_cq_buf(f, cqn, 4);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, q), 5);
+	assert_int_equal(ring_used(f, q)->ring[4].id, 4);
+	assert_int_equal(ring_used(f, q)->ring[4].len, sizeof(cqe));
+	memcpy(&cqe, f->mem + QBUF_OFF(q, 4), sizeof(cqe));
+	assert_int_equal(le64toh(cqe.wr_id), 0x5e00);
+	assert_cq_bufs_untouched(f, cqn, 4);
+	close(efd);
+	fx_free(f);
+}
+
+/* A slot with no QP or CQ: what the driver posts there is given back
+ * (length 0) and never run, at the next poll once the slot has held an
+ * object, at the latest when one is created in it. */
+static void test_slot_without_object(void **state)
+{
+	uint32_t pdn, cqn, k, qpn, other;
+	struct fx *f = slot_fx(&pdn, &cqn);
+	struct vdev_stats was = f->v->stats;
+	unsigned int tries = tx_tries;
+	int efd;
+
+	(void)state;
+	/* Slots that never held a QP or CQ: a stray WQE on every queue, a
+	 * stray buffer on every other CQ queue. */
+	for (k = 0; k < MAX_QP; k++) {
+		post_send_wqe(f, k, 0);
+		post_recv_wqe(f, k, 0);
+	}
+	for (other = 0; other < MAX_CQ; other++)
+		if (other != cqn)
+			post_cq_buf(f, other, 0);
+	poll_dev(f);
+	assert_nothing_ran(f, &was, tries);
+
+	/* Created in such a slot, a QP or CQ starts with its queues empty. */
+	qpn = create_qp(f, pdn, cqn, &k);
+	assert_returned(f, sq_of(k), 0, 1, 0);
+	assert_returned(f, rq_of(k), 0, 1, 0);
+	other = create_cq(f, 8);
+	assert_returned(f, VIRTIO_RDMA_CQ_VQ(other), 0, 1, 0);
+	assert_cq_bufs_untouched(f, other, 1);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	for (unsigned int i = 0; i < 4; i++)
+		poll_dev(f);
+	assert_nothing_ran(f, &was, tries);
+
+	/* Destroyed: what comes after is given back at the next poll, the SQ's
+	 * and RQ's call eventfds signalled, the CQ's not. */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, other);
+	efd = call_fd(f, sq_of(k));
+	post_send_wqe(f, k, 1);
+	post_recv_wqe(f, k, 1);
+	post_cq_buf(f, other, 1);
+	/* Work for a device about to sleep: it stays awake to give them back. */
+	assert_true(vdev_want_kicks(f->v, true));
+	vdev_want_kicks(f->v, false);
+	poll_dev(f);
+	assert_returned(f, sq_of(k), 0, 2, 0);
+	assert_returned(f, rq_of(k), 0, 2, 0);
+	assert_returned(f, VIRTIO_RDMA_CQ_VQ(other), 0, 2, 0);
+	assert_cq_bufs_untouched(f, other, 2);
+	assert_int_equal(signalled(efd), 1);
+	assert_false(vdev_want_kicks(f->v, true));
+	assert_nothing_ran(f, &was, tries);
+	close(efd);
+	fx_free(f);
+}
+
 /* Without VHOST_USER_F_PROTOCOL_FEATURES a ring starts enabled on KICK and
  * SET_VRING_ENABLE is refused. */
 static void test_no_protocol_features(void **state)
@@ -2173,6 +2617,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_poll_pages, teardown_fx),
 		cmocka_unit_test_teardown(test_free_with_resources, teardown_fx),
 		cmocka_unit_test_teardown(test_reset, teardown_fx),
+		cmocka_unit_test_teardown(test_destroy_qp_returns_sq, teardown_fx),
+		cmocka_unit_test_teardown(test_destroy_qp_returns_rq, teardown_fx),
+		cmocka_unit_test_teardown(test_destroy_cq_returns_buffers, teardown_fx),
+		cmocka_unit_test_teardown(test_slot_without_object, teardown_fx),
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
 	};

@@ -9,30 +9,6 @@
 
 /* ---- control queue ---- */
 
-static int status_errno(uint8_t status)
-{
-	switch (status) {
-	case VIRTIO_RDMA_OK:
-		return 0;
-	case VIRTIO_RDMA_ERR_INVAL:
-		return -EINVAL;
-	case VIRTIO_RDMA_ERR_NOENT:
-		return -ENOENT;
-	case VIRTIO_RDMA_ERR_NOMEM:
-		return -ENOMEM;
-	case VIRTIO_RDMA_ERR_BUSY:
-		return -EBUSY;
-	case VIRTIO_RDMA_ERR_PERM:
-		return -EPERM;
-	case VIRTIO_RDMA_ERR_FAULT:
-		return -EFAULT;
-	case VIRTIO_RDMA_ERR_UNSUPP:
-		return -EOPNOTSUPP;
-	default:
-		return -EIO;
-	}
-}
-
 static void ctrl_slot_release(struct vrdma_ctx *ctx, unsigned int slot)
 {
 	ctx->slots[slot].busy = false;
@@ -172,7 +148,7 @@ int ctrl_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len
 	ret = vrdma_ctrl_raw(ctx, cmd, req, req_len, rsp, rsp_len, &status, &written);
 	if (ret)
 		return ret;
-	ret = status_errno(status);
+	ret = virtio_rdma_status_errno(status);
 	if (!ret && written != rsp_len)
 		return -EIO;
 	return ret;

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * virtio_rdma: an ib_device on the virtio-rdma device (virtio ID 42) that
+ * vrdmad serves. The ABI is include/virtio_rdma.h and docs/virtio-rdma.md.
+ */
+#ifndef VRDMA_H
+#define VRDMA_H
+
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/virtio.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "virtio_rdma.h"
+
+/* Bumped when the (empty) udata between this driver and the rdma-core
+ * provider changes; the provider matches it. */
+#define VRDMA_UVERBS_ABI_VERSION	1
+#define VRDMA_PORT			1
+
+/* A CQ slot's buffers: one CQE each, owned by the slot and not by a CQ, so a
+ * buffer the device still holds after DESTROY_CQ is never freed under it. */
+struct vrdma_cq_slot {
+	struct virtqueue *vq;
+	struct virtio_rdma_cqe *cqes;	/* virtqueue_get_vring_size() entries */
+	unsigned int nr;
+	unsigned long *posted;		/* bit i: cqes[i] is with the device */
+};
+
+struct vrdma_dev {
+	struct ib_device ib;
+	struct virtio_device *vdev;
+	struct virtio_rdma_config cfg;	/* CPU byte order, read at probe */
+	u32 max_cq;
+	u32 max_qp;
+
+	/* the control queue: commands may be in flight from several threads */
+	struct virtqueue *ctrl_vq;
+	spinlock_t ctrl_lock;
+	bool broken;			/* the device stopped answering */
+
+	struct virtqueue **vqs;
+	char (*vq_names)[16];
+	unsigned int nvqs;
+	struct vrdma_cq_slot *cq_slots;	/* max_cq */
+	struct vrdma_cq __rcu **cqs;	/* by slot, for the CQ interrupt */
+	struct xarray qps;		/* qpn -> struct vrdma_qp */
+
+	u8 mac[ETH_ALEN];		/* from sys_image_guid: our netdev's */
+	struct net_device *netdev;	/* bound, held by the IB core */
+	struct notifier_block nb;
+	struct work_struct bind_work;
+};
+
+struct vrdma_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct vrdma_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct vrdma_ah {
+	struct ib_ah ibah;
+	struct virtio_rdma_av av;
+};
+
+struct vrdma_mr {
+	struct ib_mr ibmr;
+	u32 mrn;
+	struct ib_umem *umem;
+};
+
+struct vrdma_cq {
+	struct ib_cq ibcq;
+	struct vrdma_dev *dev;
+	u32 cqn;
+	/* the slot's vq and cqes; a QP being destroyed takes it to know no
+	 * poller still holds a pointer to it (vrdma_destroy_qp) */
+	spinlock_t lock;
+	struct vrdma_cq_slot *slot;
+};
+
+struct vrdma_wq {
+	struct virtqueue *vq;
+	spinlock_t lock;
+	u32 max_wr;
+	u32 max_sge;
+};
+
+struct vrdma_qp {
+	struct ib_qp ibqp;
+	struct vrdma_dev *dev;
+	u32 qpn;
+	u32 index;
+	struct vrdma_wq sq;
+	struct vrdma_wq rq;
+	enum ib_qp_state state;		/* as last set by modify_qp */
+	u8 sq_sig_type;
+	struct ib_qp_cap cap;
+};
+
+static inline struct vrdma_dev *to_vdev(struct ib_device *ib)
+{
+	return container_of(ib, struct vrdma_dev, ib);
+}
+
+static inline struct vrdma_pd *to_vpd(struct ib_pd *pd)
+{
+	return container_of(pd, struct vrdma_pd, ibpd);
+}
+
+static inline struct vrdma_cq *to_vcq(struct ib_cq *cq)
+{
+	return container_of(cq, struct vrdma_cq, ibcq);
+}
+
+static inline struct vrdma_qp *to_vqp(struct ib_qp *qp)
+{
+	return container_of(qp, struct vrdma_qp, ibqp);
+}
+
+static inline struct vrdma_ah *to_vah(struct ib_ah *ah)
+{
+	return container_of(ah, struct vrdma_ah, ibah);
+}
+
+static inline struct vrdma_mr *to_vmr(struct ib_mr *mr)
+{
+	return container_of(mr, struct vrdma_mr, ibmr);
+}
+
+/* vrdma_ctrl.c */
+int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
+	      void *rsp, size_t rsp_len);
+int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
+		     size_t req_len);
+void vrdma_ctrl_done(struct virtqueue *vq);
+void vrdma_ctrl_stop(struct vrdma_dev *dev);
+
+/* vrdma_verbs.c */
+int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
+		       struct ib_udata *udata);
+int vrdma_query_port(struct ib_device *ib, u32 port,
+		     struct ib_port_attr *attr);
+int vrdma_get_port_immutable(struct ib_device *ib, u32 port,
+			     struct ib_port_immutable *imm);
+enum rdma_link_layer vrdma_get_link_layer(struct ib_device *ib, u32 port);
+int vrdma_query_pkey(struct ib_device *ib, u32 port, u16 index, u16 *pkey);
+int vrdma_add_gid(const struct ib_gid_attr *attr, void **context);
+int vrdma_del_gid(const struct ib_gid_attr *attr, void **context);
+int vrdma_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata);
+void vrdma_dealloc_ucontext(struct ib_ucontext *uc);
+int vrdma_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int vrdma_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
+int vrdma_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int vrdma_query_ah(struct ib_ah *ah, struct rdma_ah_attr *attr);
+int vrdma_destroy_ah(struct ib_ah *ah, u32 flags);
+void vrdma_fill_av(struct virtio_rdma_av *av, const struct rdma_ah_attr *attr);
+
+/* vrdma_mr.c */
+struct ib_mr *vrdma_get_dma_mr(struct ib_pd *pd, int access);
+struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata);
+int vrdma_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+
+/* vrdma_cq.c */
+int vrdma_cq_slots_init(struct vrdma_dev *dev);
+void vrdma_cq_slots_free(struct vrdma_dev *dev);
+int vrdma_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
+		    struct uverbs_attr_bundle *attrs);
+int vrdma_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
+int vrdma_poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc);
+int vrdma_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
+void vrdma_cq_done(struct virtqueue *vq);
+
+/* vrdma_qp.c */
+int vrdma_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int vrdma_modify_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int vrdma_query_qp(struct ib_qp *qp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int vrdma_destroy_qp(struct ib_qp *qp, struct ib_udata *udata);
+int vrdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int vrdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+
+#endif

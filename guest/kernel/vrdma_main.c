@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * virtio_rdma: registers an RDMA device (RoCEv2, one port) for each virtio
+ * device of ID 42, the virtio-rdma device of the "[RFC] Virtio RDMA" seed as
+ * vrdmad serves it (docs/virtio-rdma.md). The port is tied to the VM's
+ * Ethernet netdev, found by the MAC the device's sys_image_guid is made from,
+ * so that the IB core fills the GID table from that netdev's addresses.
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/virtio_config.h>
+#include <rdma/ib_verbs.h>
+
+#include "vrdma.h"
+
+static const struct ib_device_ops vrdma_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = VRDMA_UVERBS_ABI_VERSION,
+
+	.add_gid = vrdma_add_gid,
+	.alloc_pd = vrdma_alloc_pd,
+	.alloc_ucontext = vrdma_alloc_ucontext,
+	.create_ah = vrdma_create_ah,
+	.create_cq = vrdma_create_cq,
+	.create_qp = vrdma_create_qp,
+	.dealloc_pd = vrdma_dealloc_pd,
+	.dealloc_ucontext = vrdma_dealloc_ucontext,
+	.del_gid = vrdma_del_gid,
+	.dereg_mr = vrdma_dereg_mr,
+	.destroy_ah = vrdma_destroy_ah,
+	.destroy_cq = vrdma_destroy_cq,
+	.destroy_qp = vrdma_destroy_qp,
+	.get_dma_mr = vrdma_get_dma_mr,
+	.get_link_layer = vrdma_get_link_layer,
+	.get_port_immutable = vrdma_get_port_immutable,
+	.modify_qp = vrdma_modify_qp,
+	.poll_cq = vrdma_poll_cq,
+	.post_recv = vrdma_post_recv,
+	.post_send = vrdma_post_send,
+	.query_ah = vrdma_query_ah,
+	.query_device = vrdma_query_device,
+	.query_pkey = vrdma_query_pkey,
+	.query_port = vrdma_query_port,
+	.query_qp = vrdma_query_qp,
+	.reg_user_mr = vrdma_reg_user_mr,
+	.req_notify_cq = vrdma_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, vrdma_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, vrdma_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, vrdma_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vrdma_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrdma_ucontext, ibuc),
+};
+
+/*
+ * The config space, little-endian, into CPU order (sys_image_guid stays in
+ * network order, as ib_device_attr wants it). Only the part before the GID
+ * table: the IB core keeps the GID table. Every value is checked before
+ * use: the device's word sizes our allocations.
+ */
+static int vrdma_read_config(struct vrdma_dev *dev)
+{
+	struct virtio_rdma_config raw;
+	struct virtio_rdma_config *c = &dev->cfg;
+	u64 guid;
+
+	memset(&raw, 0, sizeof(raw));
+	virtio_cread_bytes(dev->vdev, 0, &raw,
+			   offsetof(struct virtio_rdma_config, gid_tbl));
+#define CFG32(f) (c->f = le32_to_cpu(raw.f))
+	c->sys_image_guid = raw.sys_image_guid;
+	c->max_mr_size = le64_to_cpu(raw.max_mr_size);
+	c->page_size_cap = le64_to_cpu(raw.page_size_cap);
+	c->device_cap_flags = le64_to_cpu(raw.device_cap_flags);
+	CFG32(phys_port_cnt);
+	CFG32(vendor_id);
+	CFG32(vendor_part_id);
+	CFG32(hw_ver);
+	CFG32(max_qp);
+	CFG32(max_qp_wr);
+	CFG32(max_send_sge);
+	CFG32(max_recv_sge);
+	CFG32(max_sge_rd);
+	CFG32(max_cq);
+	CFG32(max_cqe);
+	CFG32(max_mr);
+	CFG32(max_pd);
+	CFG32(max_qp_rd_atom);
+	CFG32(max_res_rd_atom);
+	CFG32(max_qp_init_rd_atom);
+	CFG32(max_ah);
+	CFG32(max_fast_reg_page_list_len);
+#undef CFG32
+	c->atomic_cap = raw.atomic_cap;
+	c->max_pkeys = le16_to_cpu(raw.max_pkeys);
+	c->local_ca_ack_delay = raw.local_ca_ack_delay;
+
+	if (c->phys_port_cnt != 1) {
+		dev_err(&dev->vdev->dev, "%u ports: only 1 is supported\n",
+			c->phys_port_cnt);
+		return -EINVAL;
+	}
+	/* vhost-user names a queue with 8 bits: at most 256 in all */
+	if (!c->max_cq || !c->max_qp ||
+	    VIRTIO_RDMA_NUM_VQS((u64)c->max_cq, (u64)c->max_qp) > 256) {
+		dev_err(&dev->vdev->dev, "max_cq %u, max_qp %u: need 1 + max_cq + 2 * max_qp <= 256 queues\n",
+			c->max_cq, c->max_qp);
+		return -EINVAL;
+	}
+	dev->max_cq = c->max_cq;
+	dev->max_qp = c->max_qp;
+
+	/* sys_image_guid is the EUI-64 of the VM's MAC (docs/virtio-rdma.md) */
+	guid = be64_to_cpu((__force __be64)c->sys_image_guid);
+	dev->mac[0] = (guid >> 56) ^ 0x02;
+	dev->mac[1] = guid >> 48;
+	dev->mac[2] = guid >> 40;
+	dev->mac[3] = guid >> 16;
+	dev->mac[4] = guid >> 8;
+	dev->mac[5] = guid;
+	if (((guid >> 24) & 0xffff) != 0xfffe || !is_valid_ether_addr(dev->mac)) {
+		dev_err(&dev->vdev->dev, "sys_image_guid %016llx is not the EUI-64 of a MAC\n",
+			guid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int vrdma_find_vqs(struct vrdma_dev *dev)
+{
+	struct virtqueue_info *info;
+	char (*names)[16];
+	unsigned int i, k;
+	int err;
+
+	dev->nvqs = VIRTIO_RDMA_NUM_VQS(dev->max_cq, dev->max_qp);
+	dev->vqs = kcalloc(dev->nvqs, sizeof(*dev->vqs), GFP_KERNEL);
+	dev->vq_names = kcalloc(dev->nvqs, sizeof(*names), GFP_KERNEL);
+	info = kcalloc(dev->nvqs, sizeof(*info), GFP_KERNEL);
+	if (!dev->vqs || !dev->vq_names || !info) {
+		err = -ENOMEM;
+		goto free_info;
+	}
+	names = dev->vq_names;
+	info[VIRTIO_RDMA_CTRL_VQ].name = "ctrl";
+	info[VIRTIO_RDMA_CTRL_VQ].callback = vrdma_ctrl_done;
+	for (i = 0; i < dev->max_cq; i++) {
+		k = VIRTIO_RDMA_CQ_VQ(i);
+		snprintf(names[k], sizeof(names[k]), "cq%u", i);
+		info[k].name = names[k];
+		info[k].callback = vrdma_cq_done;
+	}
+	/* no interrupts for work queues: buffers are reclaimed when posting */
+	for (i = 0; i < dev->max_qp; i++) {
+		k = VIRTIO_RDMA_SQ_VQ(dev->max_cq, i);
+		snprintf(names[k], sizeof(names[k]), "sq%u", i);
+		info[k].name = names[k];
+		snprintf(names[k + 1], sizeof(names[k + 1]), "rq%u", i);
+		info[k + 1].name = names[k + 1];
+	}
+	err = virtio_find_vqs(dev->vdev, dev->nvqs, dev->vqs, info, NULL);
+	if (err)
+		dev_err(&dev->vdev->dev, "cannot set up %u virtqueues: %d\n",
+			dev->nvqs, err);
+	else
+		dev->ctrl_vq = dev->vqs[VIRTIO_RDMA_CTRL_VQ];
+free_info:
+	kfree(info);
+	return err;
+}
+
+/* Frees the WQE buffers the device never returned; after a reset. */
+static void vrdma_free_wqes(struct vrdma_dev *dev)
+{
+	unsigned int i, len;
+	void *buf;
+
+	for (i = VIRTIO_RDMA_SQ_VQ(dev->max_cq, 0); i < dev->nvqs; i++) {
+		while ((buf = virtqueue_get_buf(dev->vqs[i], &len)))
+			kfree(buf);
+		while ((buf = virtqueue_detach_unused_buf(dev->vqs[i])))
+			kfree(buf);
+	}
+}
+
+static struct net_device *vrdma_find_netdev(struct vrdma_dev *dev)
+{
+	struct net_device *nd, *found = NULL;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(&init_net, nd) {
+		if (nd->type == ARPHRD_ETHER &&
+		    ether_addr_equal(nd->dev_addr, dev->mac)) {
+			found = nd;
+			dev_hold(found);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* Ties the port to the netdev with our MAC, if there is one and we have
+ * none; then the IB core adds its addresses as GIDs. */
+static void vrdma_bind(struct vrdma_dev *dev, bool rescan)
+{
+	struct net_device *nd;
+	int err;
+
+	nd = vrdma_find_netdev(dev);
+	if (!nd)
+		return;
+	err = ib_device_set_netdev(&dev->ib, nd, VRDMA_PORT);
+	if (err)
+		dev_warn(&dev->vdev->dev, "cannot use %s: %d\n", nd->name, err);
+	else
+		dev_info(&dev->vdev->dev, "port 1 on %s\n", nd->name);
+	dev_put(nd);
+	if (!err && rescan)
+		rdma_roce_rescan_device(&dev->ib);
+}
+
+static void vrdma_bind_work(struct work_struct *work)
+{
+	vrdma_bind(container_of(work, struct vrdma_dev, bind_work), true);
+}
+
+static void vrdma_port_event(struct vrdma_dev *dev, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = &dev->ib,
+		.element.port_num = VRDMA_PORT,
+		.event = type,
+	};
+
+	ib_dispatch_event(&ev);
+}
+
+static int vrdma_netdev_event(struct notifier_block *nb, unsigned long event,
+			      void *ptr)
+{
+	struct vrdma_dev *dev = container_of(nb, struct vrdma_dev, nb);
+	struct net_device *nd = netdev_notifier_info_to_dev(ptr);
+	struct net_device *ours = ib_device_get_netdev(&dev->ib, VRDMA_PORT);
+
+	switch (event) {
+	case NETDEV_REGISTER:
+		/* rtnl is held here; binding rescans, which takes it */
+		if (!ours && ether_addr_equal(nd->dev_addr, dev->mac))
+			schedule_work(&dev->bind_work);
+		break;
+	case NETDEV_UNREGISTER:
+		if (nd == ours)
+			ib_device_set_netdev(&dev->ib, NULL, VRDMA_PORT);
+		break;
+	case NETDEV_UP:
+	case NETDEV_CHANGE:
+		if (nd == ours)
+			vrdma_port_event(dev, netif_running(nd) &&
+					 netif_carrier_ok(nd) ?
+					 IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR);
+		break;
+	case NETDEV_DOWN:
+		if (nd == ours)
+			vrdma_port_event(dev, IB_EVENT_PORT_ERR);
+		break;
+	}
+	dev_put(ours);
+	return NOTIFY_DONE;
+}
+
+static int vrdma_probe(struct virtio_device *vdev)
+{
+	struct vrdma_dev *dev;
+	int err;
+
+	dev = ib_alloc_device(vrdma_dev, ib);
+	if (!dev)
+		return -ENOMEM;
+	dev->vdev = vdev;
+	vdev->priv = dev;
+	spin_lock_init(&dev->ctrl_lock);
+	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	INIT_WORK(&dev->bind_work, vrdma_bind_work);
+	dev->nb.notifier_call = vrdma_netdev_event;
+
+	err = vrdma_read_config(dev);
+	if (err)
+		goto free_dev;
+	err = vrdma_find_vqs(dev);
+	if (err)
+		goto free_vqs;
+	err = vrdma_cq_slots_init(dev);
+	if (err)
+		goto del_vqs;
+	virtio_device_ready(vdev);
+
+	dev->ib.node_type = RDMA_NODE_IB_CA;
+	dev->ib.phys_port_cnt = 1;
+	dev->ib.num_comp_vectors = 1;
+	dev->ib.node_guid = dev->cfg.sys_image_guid;
+	strscpy(dev->ib.node_desc, "vrdma virtio-rdma",
+		sizeof(dev->ib.node_desc));
+	ib_set_device_ops(&dev->ib, &vrdma_dev_ops);
+	vrdma_bind(dev, false);
+	err = ib_register_device(&dev->ib, "vrdma%d", vdev->dev.parent);
+	if (err) {
+		dev_err(&vdev->dev, "cannot register the RDMA device: %d\n", err);
+		goto reset_device;
+	}
+	err = register_netdevice_notifier(&dev->nb);
+	if (err)
+		goto unregister_ib;
+	/* a netdev that came between the bind and the notifier */
+	schedule_work(&dev->bind_work);
+	return 0;
+
+unregister_ib:
+	ib_unregister_device(&dev->ib);
+reset_device:
+	virtio_reset_device(vdev);
+	vrdma_ctrl_stop(dev);
+	vrdma_free_wqes(dev);
+del_vqs:
+	vdev->config->del_vqs(vdev);
+	vrdma_cq_slots_free(dev);
+free_vqs:
+	kfree(dev->vqs);
+	kfree(dev->vq_names);
+free_dev:
+	ib_dealloc_device(&dev->ib);
+	return err;
+}
+
+static void vrdma_remove(struct virtio_device *vdev)
+{
+	struct vrdma_dev *dev = vdev->priv;
+
+	unregister_netdevice_notifier(&dev->nb);
+	cancel_work_sync(&dev->bind_work);
+	ib_unregister_device(&dev->ib);
+	virtio_reset_device(vdev);
+	vrdma_ctrl_stop(dev);
+	vrdma_free_wqes(dev);
+	vdev->config->del_vqs(vdev);
+	vrdma_cq_slots_free(dev);
+	kfree(dev->vqs);
+	kfree(dev->vq_names);
+	ib_dealloc_device(&dev->ib);
+}
+
+static const struct virtio_device_id vrdma_id_table[] = {
+	{ VIRTIO_ID_RDMA, VIRTIO_DEV_ANY_ID },
+	{ 0 },
+};
+MODULE_DEVICE_TABLE(virtio, vrdma_id_table);
+
+static struct virtio_driver vrdma_driver = {
+	.driver.name = KBUILD_MODNAME,
+	.id_table = vrdma_id_table,
+	.probe = vrdma_probe,
+	.remove = vrdma_remove,
+};
+module_virtio_driver(vrdma_driver);
+
+MODULE_DESCRIPTION("RDMA (RoCEv2) on the virtio-rdma device of vrdmad");
+MODULE_LICENSE("GPL");

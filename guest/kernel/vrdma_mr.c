@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Memory regions. The device reads guest memory by guest-physical address
+ * (no VIRTIO_F_ACCESS_PLATFORM), so a user MR is its pinned pages'
+ * physical addresses: a flat le64 array the device copies while the
+ * command runs (docs/virtio-rdma.md, "pages").
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "vrdma.h"
+
+/* The access bits the device knows; optional ones (relaxed ordering) are
+ * hints a device may ignore (IB_ACCESS_OPTIONAL). */
+#define VRDMA_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static int vrdma_access(int access, u32 *out)
+{
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~VRDMA_ACCESS)
+		return -EOPNOTSUPP;
+	*out = cpu_to_le32(access);
+	return 0;
+}
+
+static void vrdma_mr_keys(struct vrdma_mr *mr,
+			  const struct virtio_rdma_rsp_mr *rsp)
+{
+	mr->mrn = le32_to_cpu(rsp->mrn);
+	mr->ibmr.lkey = le32_to_cpu(rsp->lkey);
+	mr->ibmr.rkey = le32_to_cpu(rsp->rkey);
+}
+
+struct ib_mr *vrdma_get_dma_mr(struct ib_pd *pd, int access)
+{
+	struct virtio_rdma_cmd_get_dma_mr req = {
+		.pdn = cpu_to_le32(to_vpd(pd)->pdn),
+	};
+	struct virtio_rdma_rsp_mr rsp;
+	struct vrdma_mr *mr;
+	int err;
+
+	err = vrdma_access(access, &req.access_flags);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = vrdma_cmd(to_vdev(pd->device), VIRTIO_CMD_GET_DMA_MR, &req,
+			sizeof(req), &rsp, sizeof(rsp));
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	vrdma_mr_keys(mr, &rsp);
+	return &mr->ibmr;
+}
+
+/* The page list must be physically contiguous: one allocation of at most
+ * MAX_PAGE_ORDER pages (512 Ki entries, 2 GiB of MR with 4 KiB pages). */
+static __le64 *vrdma_page_list(struct ib_umem *umem, size_t npages)
+{
+	struct sg_page_iter it;
+	__le64 *pages;
+	size_t i = 0;
+
+	if (npages > (PAGE_SIZE << MAX_PAGE_ORDER) / sizeof(*pages))
+		return ERR_PTR(-E2BIG);
+	pages = alloc_pages_exact(npages * sizeof(*pages),
+				  GFP_KERNEL | __GFP_NOWARN);
+	if (!pages)
+		return ERR_PTR(-ENOMEM);
+	for_each_sgtable_page(&umem->sgt_append.sgt, &it, 0) {
+		if (WARN_ON_ONCE(i >= npages))
+			break;
+		pages[i++] = cpu_to_le64(page_to_phys(sg_page_iter_page(&it)));
+	}
+	if (i != npages) {
+		free_pages_exact(pages, npages * sizeof(*pages));
+		return ERR_PTR(-EFAULT);
+	}
+	return pages;
+}
+
+struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
+				u64 virt_addr, int access,
+				struct ib_udata *udata)
+{
+	struct vrdma_dev *dev = to_vdev(pd->device);
+	struct virtio_rdma_cmd_reg_user_mr req = {
+		.pdn = cpu_to_le32(to_vpd(pd)->pdn),
+		.start = cpu_to_le64(start),
+		.length = cpu_to_le64(length),
+		.virt_addr = cpu_to_le64(virt_addr),
+	};
+	struct virtio_rdma_rsp_mr rsp;
+	struct vrdma_mr *mr;
+	size_t npages;
+	__le64 *pages;
+	int err;
+
+	/* PAGE_SIZE pages are the device's 4 KiB pages (x86) */
+	BUILD_BUG_ON(PAGE_SIZE != VIRTIO_RDMA_PAGE_SIZE);
+	err = vrdma_access(access, &req.access_flags);
+	if (err)
+		return ERR_PTR(err);
+	/* The device adds byte x of the MR at pages[(start % 4096 + x) / 4096]:
+	 * user MRs are addressed by virt_addr, which must share start's
+	 * offset in its page for that to hold. */
+	if ((start ^ virt_addr) & ~PAGE_MASK)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(pd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		goto free_mr;
+	}
+	npages = ib_umem_num_pages(mr->umem);
+	if (!npages || npages > U32_MAX) {
+		err = -EINVAL;
+		goto release_umem;
+	}
+	pages = vrdma_page_list(mr->umem, npages);
+	if (IS_ERR(pages)) {
+		err = PTR_ERR(pages);
+		goto release_umem;
+	}
+	req.pages = cpu_to_le64(virt_to_phys(pages));
+	req.npages = cpu_to_le32(npages);
+	err = vrdma_cmd(dev, VIRTIO_CMD_REG_USER_MR, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	/* the device copied the list while the command ran */
+	free_pages_exact(pages, npages * sizeof(*pages));
+	if (err)
+		goto release_umem;
+	vrdma_mr_keys(mr, &rsp);
+	mr->ibmr.length = length;
+	mr->ibmr.iova = virt_addr;
+	return &mr->ibmr;
+
+release_umem:
+	ib_umem_release(mr->umem);
+free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vrdma_mr *mr = to_vmr(ibmr);
+	struct virtio_rdma_cmd_dereg_mr req = { .mrn = cpu_to_le32(mr->mrn) };
+	int err;
+
+	err = vrdma_cmd(to_vdev(ibmr->device), VIRTIO_CMD_DEREG_MR, &req,
+			sizeof(req), NULL, 0);
+	/* A device that no longer answers holds nothing: release anyway.
+	 * Any other refusal leaves the MR registered (and its pages pinned). */
+	if (err && err != -EIO && err != -ETIMEDOUT)
+		return err;
+	ib_umem_release(mr->umem);
+	kfree(mr);
+	return 0;
+}

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Queue pairs. QP slot k has its SQ at virtqueue 1 + max_cq + 2k and its RQ
+ * next to it; a WQE is one device-readable buffer (the command, its SGEs,
+ * inline data) that the device copies and returns at once with used length
+ * 0 (docs/virtio-rdma.md section 5). Buffers are reclaimed when posting.
+ */
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "vrdma.h"
+
+#define VRDMA_MAX_INLINE	512	/* docs/virtio-rdma.md, CREATE_QP */
+
+/* Frees the WQE buffers the device has returned; wq->lock held. */
+static void vrdma_wq_reclaim(struct vrdma_wq *wq)
+{
+	unsigned int len;
+	void *buf;
+
+	while ((buf = virtqueue_get_buf(wq->vq, &len)))
+		kfree(buf);
+}
+
+static void vrdma_wq_init(struct vrdma_wq *wq, struct virtqueue *vq,
+			  u32 max_wr, u32 max_sge)
+{
+	unsigned long flags;
+
+	wq->vq = vq;
+	wq->max_wr = max_wr;
+	wq->max_sge = max_sge;
+	spin_lock_init(&wq->lock);
+	spin_lock_irqsave(&wq->lock, flags);
+	vrdma_wq_reclaim(wq);	/* a previous QP's, returned late */
+	spin_unlock_irqrestore(&wq->lock, flags);
+}
+
+int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct vrdma_dev *dev = to_vdev(ibqp->device);
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct virtio_rdma_cmd_create_qp req = {};
+	struct virtio_rdma_cmd_destroy_qp dreq;
+	struct virtio_rdma_rsp_create_qp rsp;
+	struct ib_qp_cap *cap = &init->cap;
+	u32 qpn, k;
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > dev->cfg.max_qp_wr ||
+	    cap->max_recv_wr > dev->cfg.max_qp_wr ||
+	    cap->max_send_sge > dev->cfg.max_send_sge ||
+	    cap->max_recv_sge > dev->cfg.max_recv_sge ||
+	    cap->max_inline_data > VRDMA_MAX_INLINE)
+		return -EINVAL;
+
+	req.pdn = cpu_to_le32(to_vpd(ibqp->pd)->pdn);
+	req.qp_type = init->qp_type;	/* IB_QPT_* are the ABI's numbers */
+	req.sq_sig_type = init->sq_sig_type == IB_SIGNAL_REQ_WR ?
+			  VIRTIO_IB_SIGNAL_REQ_WR : VIRTIO_IB_SIGNAL_ALL_WR;
+	req.max_send_wr = cpu_to_le32(cap->max_send_wr);
+	req.max_send_sge = cpu_to_le32(cap->max_send_sge);
+	req.send_cqn = cpu_to_le32(to_vcq(init->send_cq)->cqn);
+	req.max_recv_wr = cpu_to_le32(cap->max_recv_wr);
+	req.max_recv_sge = cpu_to_le32(cap->max_recv_sge);
+	req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
+	req.max_inline_data = cpu_to_le32(cap->max_inline_data);
+	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_QP, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	if (err)
+		return err;
+	qpn = le32_to_cpu(rsp.qpn);
+	k = le32_to_cpu(rsp.qp_index);
+	if (k >= dev->max_qp || qpn < VIRTIO_RDMA_FIRST_QPN ||
+	    qpn > VIRTIO_RDMA_LAST_QPN) {
+		dev_err(&dev->vdev->dev, "device gave QP %u in slot %u of %u\n",
+			qpn, k, dev->max_qp);
+		err = -EIO;
+		goto destroy_qp;
+	}
+	qp->dev = dev;
+	qp->qpn = qpn;
+	qp->index = k;
+	qp->cap = *cap;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_type = init->sq_sig_type;
+	vrdma_wq_init(&qp->sq, dev->vqs[VIRTIO_RDMA_SQ_VQ(dev->max_cq, k)],
+		      cap->max_send_wr, cap->max_send_sge);
+	vrdma_wq_init(&qp->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, k)],
+		      cap->max_recv_wr, cap->max_recv_sge);
+	ibqp->qp_num = qpn;
+	err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
+	if (err)
+		goto destroy_qp;
+	return 0;
+
+destroy_qp:
+	dreq.qpn = rsp.qpn;
+	vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &dreq, sizeof(dreq), NULL, 0);
+	return err;
+}
+
+#define VRDMA_QP_ATTR_MASK	((IB_QP_DEST_QPN << 1) - 1)
+
+static void vrdma_ah_to_dev(struct virtio_rdma_ah_attr *d,
+			    const struct rdma_ah_attr *a)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(a);
+
+	memcpy(d->grh.dgid, grh->dgid.raw, sizeof(d->grh.dgid));
+	d->grh.flow_label = cpu_to_le32(grh->flow_label);
+	d->grh.sgid_index = grh->sgid_index;
+	d->grh.hop_limit = grh->hop_limit;
+	d->grh.traffic_class = grh->traffic_class;
+	d->sl = rdma_ah_get_sl(a);
+	d->static_rate = rdma_ah_get_static_rate(a);
+	d->port_num = rdma_ah_get_port_num(a);
+	d->ah_flags = rdma_ah_get_ah_flags(a) & IB_AH_GRH;
+	memcpy(d->dmac, a->roce.dmac, ETH_ALEN);
+}
+
+static void vrdma_ah_from_dev(struct rdma_ah_attr *a,
+			      const struct virtio_rdma_ah_attr *d)
+{
+	union ib_gid dgid;
+
+	memset(a, 0, sizeof(*a));
+	a->type = RDMA_AH_ATTR_TYPE_ROCE;
+	memcpy(dgid.raw, d->grh.dgid, sizeof(dgid.raw));
+	rdma_ah_set_grh(a, &dgid, le32_to_cpu(d->grh.flow_label) & 0xfffff,
+			d->grh.sgid_index, d->grh.hop_limit,
+			d->grh.traffic_class);
+	rdma_ah_set_sl(a, d->sl);
+	rdma_ah_set_static_rate(a, d->static_rate);
+	rdma_ah_set_port_num(a, VRDMA_PORT);
+	memcpy(a->roce.dmac, d->dmac, ETH_ALEN);
+}
+
+int vrdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct virtio_rdma_cmd_modify_qp *req;
+	struct virtio_rdma_qp_attr *a;
+	int err;
+
+	if (mask & ~VRDMA_QP_ATTR_MASK)
+		return -EOPNOTSUPP;
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	a = &req->attrs;
+	req->qpn = cpu_to_le32(qp->qpn);
+	req->attr_mask = cpu_to_le32(mask);	/* IB_QP_* are the ABI's bits */
+	a->qp_state = attr->qp_state;
+	a->cur_qp_state = attr->cur_qp_state;
+	a->path_mtu = attr->path_mtu;
+	a->path_mig_state = attr->path_mig_state;
+	a->qkey = cpu_to_le32(attr->qkey);
+	a->rq_psn = cpu_to_le32(attr->rq_psn);
+	a->sq_psn = cpu_to_le32(attr->sq_psn);
+	a->dest_qp_num = cpu_to_le32(attr->dest_qp_num);
+	a->qp_access_flags = cpu_to_le32(attr->qp_access_flags);
+	a->pkey_index = cpu_to_le16(attr->pkey_index);
+	a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	a->max_rd_atomic = attr->max_rd_atomic;
+	a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a->min_rnr_timer = attr->min_rnr_timer;
+	a->port_num = attr->port_num;
+	a->timeout = attr->timeout;
+	a->retry_cnt = attr->retry_cnt;
+	a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_AV)
+		vrdma_ah_to_dev(&a->ah_attr, &attr->ah_attr);
+	err = vrdma_cmd(qp->dev, VIRTIO_CMD_MODIFY_QP, req, sizeof(*req),
+			NULL, 0);
+	kfree(req);
+	if (!err && (mask & IB_QP_STATE))
+		WRITE_ONCE(qp->state, attr->qp_state);
+	return err;
+}
+
+int vrdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct virtio_rdma_cmd_query_qp req = {
+		.qpn = cpu_to_le32(qp->qpn),
+		.attr_mask = cpu_to_le32(mask),
+	};
+	struct virtio_rdma_rsp_query_qp *rsp;
+	struct virtio_rdma_qp_attr *a;
+	int err;
+
+	rsp = kzalloc(sizeof(*rsp), GFP_KERNEL);
+	if (!rsp)
+		return -ENOMEM;
+	err = vrdma_cmd(qp->dev, VIRTIO_CMD_QUERY_QP, &req, sizeof(req),
+			rsp, sizeof(*rsp));
+	if (err)
+		goto free_rsp;
+	a = &rsp->attr;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = min_t(u8, a->qp_state, IB_QPS_ERR);
+	attr->cur_qp_state = attr->qp_state;
+	attr->path_mtu = clamp_t(u8, a->path_mtu, IB_MTU_256, IB_MTU_4096);
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = le32_to_cpu(a->qkey);
+	attr->rq_psn = le32_to_cpu(a->rq_psn) & 0xffffff;
+	attr->sq_psn = le32_to_cpu(a->sq_psn) & 0xffffff;
+	attr->dest_qp_num = le32_to_cpu(a->dest_qp_num) & 0xffffff;
+	attr->qp_access_flags = le32_to_cpu(a->qp_access_flags);
+	attr->pkey_index = le16_to_cpu(a->pkey_index);
+	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	attr->sq_draining = a->sq_draining;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->port_num = VRDMA_PORT;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	attr->cap = qp->cap;
+	if (qp->ibqp.qp_type != IB_QPT_UD)
+		vrdma_ah_from_dev(&attr->ah_attr, &a->ah_attr);
+
+	memset(init, 0, sizeof(*init));
+	init->qp_type = qp->ibqp.qp_type;
+	init->send_cq = qp->ibqp.send_cq;
+	init->recv_cq = qp->ibqp.recv_cq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+free_rsp:
+	kfree(rsp);
+	return err;
+}
+
+int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct virtio_rdma_cmd_destroy_qp req = { .qpn = cpu_to_le32(qp->qpn) };
+	struct vrdma_cq *scq = to_vcq(ibqp->send_cq);
+	struct vrdma_cq *rcq = to_vcq(ibqp->recv_cq);
+	unsigned long flags;
+	int err;
+
+	err = vrdma_cmd(qp->dev, VIRTIO_CMD_DESTROY_QP, &req, sizeof(req),
+			NULL, 0);
+	if (err && err != -EIO && err != -ETIMEDOUT)
+		return err;
+	xa_erase_irq(&qp->dev->qps, qp->qpn);
+	/* a poller that found the QP before holds its CQ's lock until done */
+	spin_lock_irqsave(&scq->lock, flags);
+	spin_unlock_irqrestore(&scq->lock, flags);
+	spin_lock_irqsave(&rcq->lock, flags);
+	spin_unlock_irqrestore(&rcq->lock, flags);
+	/* the device gave back every WQE of the slot (DESTROY_QP) */
+	spin_lock_irqsave(&qp->sq.lock, flags);
+	vrdma_wq_reclaim(&qp->sq);
+	spin_unlock_irqrestore(&qp->sq.lock, flags);
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	vrdma_wq_reclaim(&qp->rq);
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	return 0;
+}
+
+/* Adds one WQE buffer to a work queue (taking it over), and says whether
+ * the device needs a kick; wq->lock held. */
+static int vrdma_wq_add(struct vrdma_wq *wq, void *buf, size_t len,
+			bool *kick)
+{
+	struct scatterlist sg;
+	int err;
+
+	vrdma_wq_reclaim(wq);
+	sg_init_one(&sg, buf, len);
+	err = virtqueue_add_outbuf(wq->vq, &sg, 1, buf, GFP_ATOMIC);
+	if (err == -ENOSPC)
+		return -ENOMEM;	/* the queue is full, as a HCA's would be */
+	if (!err && virtqueue_kick_prepare(wq->vq))
+		*kick = true;
+	return err;
+}
+
+static void vrdma_fill_sges(struct virtio_rdma_sge *d,
+			    const struct ib_sge *s, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		d[i].addr = cpu_to_le64(s[i].addr);
+		d[i].length = cpu_to_le32(s[i].length);
+		d[i].lkey = cpu_to_le32(s[i].lkey);
+	}
+}
+
+/* Copies the inline data after the SGEs: from the user's memory for a user
+ * QP (uverbs posts in the caller's context), else from kernel addresses. */
+static int vrdma_copy_inline(struct vrdma_qp *qp, u8 *dst,
+			     const struct ib_send_wr *wr)
+{
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *s = &wr->sg_list[i];
+
+		if (qp->ibqp.uobject) {
+			if (copy_from_user(dst, u64_to_user_ptr(s->addr),
+					   s->length))
+				return -EFAULT;
+		} else {
+			memcpy(dst, (void *)(uintptr_t)s->addr, s->length);
+		}
+		dst += s->length;
+	}
+	return 0;
+}
+
+/* One send WR as the device's WQE: a new buffer in *out, its size. */
+static ssize_t vrdma_build_send(struct vrdma_qp *qp,
+				const struct ib_send_wr *wr, void **out)
+{
+	bool inl = wr->send_flags & IB_SEND_INLINE;
+	struct virtio_rdma_cmd_post_send *c;
+	size_t len, inl_len = 0;
+	int i, err;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		if (qp->ibqp.qp_type == IB_QPT_UD)
+			return -EINVAL;
+		break;
+	case IB_WR_RDMA_READ:
+		if (qp->ibqp.qp_type != IB_QPT_RC || inl)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;	/* not offered by the device (yet) */
+	}
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	if (inl) {
+		for (i = 0; i < wr->num_sge; i++)
+			inl_len += wr->sg_list[i].length;
+		if (inl_len > qp->cap.max_inline_data)
+			return -EINVAL;
+	}
+	len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge) + inl_len;
+	c = kzalloc(len, qp->ibqp.uobject ? GFP_KERNEL : GFP_ATOMIC);
+	if (!c)
+		return -ENOMEM;
+	c->num_sge = cpu_to_le32(wr->num_sge);
+	c->send_flags = cpu_to_le32(wr->send_flags &
+				    (IB_SEND_FENCE | IB_SEND_SIGNALED |
+				     IB_SEND_SOLICITED | IB_SEND_INLINE));
+	c->opcode = cpu_to_le32(wr->opcode);	/* IB_WR_* are the ABI's */
+	c->wr_id = cpu_to_le64(wr->wr_id);
+	c->ex.imm_data = (__force u32)wr->ex.imm_data;
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		const struct ib_ud_wr *ud = ud_wr(wr);
+
+		if (!ud->ah) {
+			err = -EINVAL;
+			goto free_c;
+		}
+		c->wr.ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
+		c->wr.ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
+		c->wr.ud.av = to_vah(ud->ah)->av;
+	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
+		c->wr.rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
+		c->wr.rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
+	}
+	vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
+			wr->num_sge);
+	if (inl) {
+		err = vrdma_copy_inline(qp, (u8 *)(c + 1) + wr->num_sge *
+					sizeof(struct virtio_rdma_sge), wr);
+		if (err)
+			goto free_c;
+	}
+	*out = c;
+	return len;
+
+free_c:
+	kfree(c);
+	return err;
+}
+
+int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	unsigned long flags;
+	bool kick = false;
+	ssize_t len;
+	void *buf;
+	int err = 0;
+
+	/* as rxe: sends need RTS (SQD and SQE take no new work either) */
+	if (READ_ONCE(qp->state) != IB_QPS_RTS) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (; wr; wr = wr->next) {
+		len = vrdma_build_send(qp, wr, &buf);
+		if (len < 0) {
+			err = len;
+			break;
+		}
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		err = vrdma_wq_add(&qp->sq, buf, len, &kick);
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		if (err) {
+			kfree(buf);
+			break;
+		}
+	}
+	if (err)
+		*bad_wr = wr;
+	if (kick)
+		virtqueue_notify(qp->sq.vq);
+	return err;
+}
+
+int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct virtio_rdma_cmd_post_recv *c;
+	unsigned long flags;
+	bool kick = false;
+	size_t len;
+	int err = 0;
+
+	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge);
+		c = kzalloc(len, qp->ibqp.uobject ? GFP_KERNEL : GFP_ATOMIC);
+		if (!c) {
+			err = -ENOMEM;
+			break;
+		}
+		c->num_sge = cpu_to_le32(wr->num_sge);
+		c->wr_id = cpu_to_le64(wr->wr_id);
+		vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
+				wr->num_sge);
+		spin_lock_irqsave(&qp->rq.lock, flags);
+		err = vrdma_wq_add(&qp->rq, c, len, &kick);
+		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		if (err) {
+			kfree(c);
+			break;
+		}
+	}
+	if (err)
+		*bad_wr = wr;
+	if (kick)
+		virtqueue_notify(qp->rq.vq);
+	return err;
+}
