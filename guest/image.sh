@@ -141,7 +141,7 @@ cp "$ROOT"/{vmlinuz,initrd.img,kernel-version} "$B/"
 {
 	echo "build_root=$ROOT"
 	echo "kernel=$KVER"
-	echo "module=${HAVE_MODULE:+virtio_rdma (guest/kernel)}${HAVE_MODULE:-none (no guest/kernel/Kbuild)}"
+	if [ -n "$HAVE_MODULE" ]; then echo "module=virtio_rdma (guest/kernel)"; else echo "module=none (no guest/kernel/Kbuild)"; fi
 	echo "provider=vrdma ($TREE)"
 	printf '%s\n' "${IMG_STEPS[@]}"
 	echo "seconds=$((SECONDS - T0))"
