@@ -1,6 +1,6 @@
 # debian_mirror: the Debian mirror apt already uses on this machine (deb822
 # or one-line format, security excluded), for debootstrap; nothing if none.
-# Sourced by tests/interop/guest-image.sh and tests/systemd/nspawn.sh.
+# Sourced by guest/image-lib.sh (the guest images) and tests/systemd/nspawn.sh.
 debian_mirror() {
 	local f u
 	for f in /etc/apt/sources.list.d/*.sources; do
