@@ -347,11 +347,12 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
-		tests/run-interop.sh
+		tests/run-suite.sh interop interop --harness smoke.sh rxe.sh
 
 # Debian's QEMU source with our device, vhost-user-rdma-pci (guest/qemu/),
 # built once (2-4 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
-# boots a guest with it on vrdmad (tests/vm/).
+# boots guests with it on vrdmad (tests/vm/: the device alone, then the
+# Debian 13 guest of guest/image.sh running rdma-core programs).
 qemu:
 	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null
 
@@ -359,7 +360,7 @@ vm-check: all $(SAN_PROGS)
 	$(Q)qdir=$$(guest/qemu/build.sh $(VRDMA_GUEST_CACHE)) && \
 		VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
-		tests/vm/device.sh
+		tests/run-suite.sh vm vm --harness device.sh verbs.sh
 
 # Every man page renders without a warning and documents every flag, command
 # and configuration key the programs have.

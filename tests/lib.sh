@@ -215,3 +215,10 @@ no_payload_guesses() {
 }
 
 udp() { "$PY" "$HERE/integration/udp.py" "$@"; }
+
+# pp_lines: the closing lines of an ibv_*_pingpong pair (or vrdma-pingpong,
+# which prints them alike) in $TMP/server.out and $TMP/client.out.
+pp_lines() {
+	grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$TMP/server.out" &&
+	grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$TMP/client.out"
+}

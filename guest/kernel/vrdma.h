@@ -39,7 +39,11 @@ struct vrdma_dev {
 	/* the control queue: commands may be in flight from several threads */
 	struct virtqueue *ctrl_vq;
 	spinlock_t ctrl_lock;
+	struct list_head ctrl_inflight;
 	bool broken;			/* the device stopped answering */
+	/* The device needs a reset (the back end went away: its RDMA state
+	 * is lost). Work fails with -EIO until the driver is probed again. */
+	bool fatal;
 
 	struct virtqueue **vqs;
 	char (*vq_names)[16];
@@ -140,6 +144,7 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		     size_t req_len);
 void vrdma_ctrl_done(struct virtqueue *vq);
 void vrdma_ctrl_stop(struct vrdma_dev *dev);
+void vrdma_ctrl_fail(struct vrdma_dev *dev);
 
 /* vrdma_verbs.c */
 int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,

@@ -255,6 +255,9 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	bool kick = false;
 	int n = 0;
 
+	/* the device lost its state: an error, so a polling program stops */
+	if (READ_ONCE(cq->dev->fatal))
+		return -EIO;
 	spin_lock_irqsave(&cq->lock, flags);
 	while (n < num && (c = virtqueue_get_buf(slot->vq, &len))) {
 		unsigned int i = c - slot->cqes;

@@ -15,9 +15,11 @@
 #define VRDMA_CMD_SPIN_NS	(10 * NSEC_PER_SEC)
 
 struct vrdma_ctrl_req {
+	struct list_head node;	/* on ctrl_inflight until the device answers */
 	struct completion comp;
 	bool done;
-	bool abandoned;		/* the waiter timed out: the reaper frees it */
+	bool failed;		/* no answer will come: the device needs a reset */
+	bool abandoned;		/* the waiter gave up: the reaper frees it */
 	u32 len;		/* used length the device reported */
 	u8 *in;			/* status byte, then the response */
 	u8 buf[];		/* command byte, request, then *in */
@@ -30,6 +32,7 @@ static void vrdma_ctrl_reap(struct vrdma_dev *dev)
 	unsigned int len;
 
 	while ((r = virtqueue_get_buf(dev->ctrl_vq, &len))) {
+		list_del(&r->node);
 		r->len = len;
 		r->done = true;
 		if (r->abandoned)
@@ -78,6 +81,7 @@ static struct vrdma_ctrl_req *vrdma_ctrl_send(struct vrdma_dev *dev, u8 cmd,
 	err = virtqueue_add_sgs(dev->ctrl_vq, sgs, 1, 1, r, GFP_ATOMIC);
 	if (err)
 		goto unlock;
+	list_add_tail(&r->node, &dev->ctrl_inflight);
 	kick = virtqueue_kick_prepare(dev->ctrl_vq);
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 	if (kick)
@@ -90,13 +94,15 @@ unlock:
 	return ERR_PTR(err);
 }
 
-/* The waiter gives up on r: the device may still write it, so it is left
- * for the reaper (or device removal) to free, and the device is given up
- * on too: its later answers would be out of step. */
+/* The waiter gives up on r (timed out, or the device failed): the device
+ * may still write it, so it is left for the reaper (or device removal) to
+ * free, and the device is given up on too: its later answers would be out
+ * of step. 0 if the answer came after all. */
 static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 			      u8 cmd)
 {
 	unsigned long flags;
+	bool failed;
 
 	spin_lock_irqsave(&dev->ctrl_lock, flags);
 	if (r->done) {
@@ -104,11 +110,30 @@ static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 		return 0;
 	}
 	r->abandoned = true;
+	failed = r->failed;
 	dev->broken = true;
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
+	if (failed)
+		return -EIO;
 	dev_err(&dev->vdev->dev, "command %u got no answer: device unusable\n",
 		cmd);
 	return -ETIMEDOUT;
+}
+
+/* The device needs a reset: every waiter gets -EIO now, not at its
+ * timeout; the requests stay with the device until it is reset. */
+void vrdma_ctrl_fail(struct vrdma_dev *dev)
+{
+	struct vrdma_ctrl_req *r;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->ctrl_lock, flags);
+	dev->broken = true;
+	list_for_each_entry(r, &dev->ctrl_inflight, node) {
+		r->failed = true;
+		complete(&r->comp);
+	}
+	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 }
 
 static int vrdma_ctrl_finish(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
@@ -140,7 +165,8 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	if (!wait_for_completion_timeout(&r->comp,
-					 msecs_to_jiffies(VRDMA_CMD_TIMEOUT_MS))) {
+					 msecs_to_jiffies(VRDMA_CMD_TIMEOUT_MS)) ||
+	    READ_ONCE(r->failed)) {
 		err = vrdma_ctrl_abandon(dev, r, cmd);
 		if (err)
 			return err;
@@ -169,7 +195,7 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 		if (done)
 			break;
-		if (ktime_get_ns() > deadline) {
+		if (READ_ONCE(r->failed) || ktime_get_ns() > deadline) {
 			err = vrdma_ctrl_abandon(dev, r, cmd);
 			if (err)
 				return err;
@@ -187,6 +213,8 @@ void vrdma_ctrl_stop(struct vrdma_dev *dev)
 
 	dev->broken = true;
 	vrdma_ctrl_reap(dev);
-	while ((r = virtqueue_detach_unused_buf(dev->ctrl_vq)))
+	while ((r = virtqueue_detach_unused_buf(dev->ctrl_vq))) {
+		list_del(&r->node);
 		kfree(r);
+	}
 }

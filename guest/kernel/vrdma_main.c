@@ -25,6 +25,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.create_ah = vrdma_create_ah,
 	.create_cq = vrdma_create_cq,
 	.create_qp = vrdma_create_qp,
+	.create_user_ah = vrdma_create_ah,	/* uverbs CREATE_AH needs it */
 	.dealloc_pd = vrdma_dealloc_pd,
 	.dealloc_ucontext = vrdma_dealloc_ucontext,
 	.del_gid = vrdma_del_gid,
@@ -271,6 +272,39 @@ static int vrdma_netdev_event(struct notifier_block *nb, unsigned long event,
 	return NOTIFY_DONE;
 }
 
+/*
+ * The device asks for a reset when its back end went away (QEMU's
+ * vhost-user-rdma sets NEEDS_RESET): every RDMA object it held is gone.
+ * Programs get errors at once and IB_EVENT_DEVICE_FATAL; the device stays
+ * dead until the driver is bound to it again (docs/guest.md).
+ */
+static void vrdma_config_changed(struct virtio_device *vdev)
+{
+	struct vrdma_dev *dev = vdev->priv;
+	struct ib_event ev = {
+		.device = &dev->ib,
+		.element.port_num = VRDMA_PORT,
+		.event = IB_EVENT_DEVICE_FATAL,
+	};
+
+	if (!(vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET) ||
+	    xchg(&dev->fatal, true))
+		return;
+	dev_err(&vdev->dev, "the device needs a reset (its back end went away): %s is dead until the driver is bound again\n",
+		dev_name(&dev->ib.dev));
+	vrdma_ctrl_fail(dev);
+	ib_dispatch_event(&ev);
+}
+
+/* Whether port 1 has a netdev now. */
+static bool vrdma_has_netdev(struct vrdma_dev *dev)
+{
+	struct net_device *nd = ib_device_get_netdev(&dev->ib, VRDMA_PORT);
+
+	dev_put(nd);
+	return nd;
+}
+
 static int vrdma_probe(struct virtio_device *vdev)
 {
 	struct vrdma_dev *dev;
@@ -282,6 +316,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	dev->vdev = vdev;
 	vdev->priv = dev;
 	spin_lock_init(&dev->ctrl_lock);
+	INIT_LIST_HEAD(&dev->ctrl_inflight);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->bind_work, vrdma_bind_work);
 	dev->nb.notifier_call = vrdma_netdev_event;
@@ -297,6 +332,14 @@ static int vrdma_probe(struct virtio_device *vdev)
 		goto del_vqs;
 	virtio_device_ready(vdev);
 
+	/* under the virtio device in sysfs: the provider matches its modalias */
+	dev->ib.dev.parent = &vdev->dev;
+	/* The uverbs commands the core leaves out unless a driver asks: the
+	 * provider posts and polls through the kernel (docs/guest.md). */
+	dev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				   BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	dev->ib.node_type = RDMA_NODE_IB_CA;
 	dev->ib.phys_port_cnt = 1;
 	dev->ib.num_comp_vectors = 1;
@@ -313,6 +356,9 @@ static int vrdma_probe(struct virtio_device *vdev)
 	err = register_netdevice_notifier(&dev->nb);
 	if (err)
 		goto unregister_ib;
+	if (!vrdma_has_netdev(dev))
+		dev_info(&vdev->dev, "waiting for a netdev with MAC %pM (this VM's mac = in vrdmad.conf) to carry port 1\n",
+			 dev->mac);
 	/* a netdev that came between the bind and the notifier */
 	schedule_work(&dev->bind_work);
 	return 0;
@@ -362,6 +408,7 @@ static struct virtio_driver vrdma_driver = {
 	.id_table = vrdma_id_table,
 	.probe = vrdma_probe,
 	.remove = vrdma_remove,
+	.config_changed = vrdma_config_changed,
 };
 module_virtio_driver(vrdma_driver);
 

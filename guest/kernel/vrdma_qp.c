@@ -6,6 +6,8 @@
  * 0 (docs/virtio-rdma.md section 5). Buffers are reclaimed when posting.
  */
 #include <linux/scatterlist.h>
+#include <linux/delay.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -287,11 +289,43 @@ static int vrdma_wq_add(struct vrdma_wq *wq, void *buf, size_t len,
 	vrdma_wq_reclaim(wq);
 	sg_init_one(&sg, buf, len);
 	err = virtqueue_add_outbuf(wq->vq, &sg, 1, buf, GFP_ATOMIC);
-	if (err == -ENOSPC)
-		return -ENOMEM;	/* the queue is full, as a HCA's would be */
 	if (!err && virtqueue_kick_prepare(wq->vq))
 		*kick = true;
 	return err;
+}
+
+/*
+ * Posts one WQE buffer. The device takes WQEs off the ring as fast as it
+ * polls, so a full ring is mostly a device that has not got round to it:
+ * a user QP (process context) gives it a moment, kicked, before calling the
+ * queue full; a kernel QP may be in atomic context and does not wait.
+ */
+#define VRDMA_RING_WAIT_US	(2 * USEC_PER_SEC)
+
+static int vrdma_wq_post(struct vrdma_qp *qp, struct vrdma_wq *wq, void *buf,
+			 size_t len, bool *kick)
+{
+	unsigned int waited = 0;
+	unsigned long flags;
+	int err;
+
+	for (;;) {
+		spin_lock_irqsave(&wq->lock, flags);
+		err = vrdma_wq_add(wq, buf, len, kick);
+		spin_unlock_irqrestore(&wq->lock, flags);
+		if (err != -ENOSPC || !qp->ibqp.uobject ||
+		    waited >= VRDMA_RING_WAIT_US)
+			break;
+		if (*kick) {
+			virtqueue_notify(wq->vq);
+			*kick = false;
+		}
+		usleep_range(50, 100);
+		waited += 100;
+		if (fatal_signal_pending(current))
+			break;
+	}
+	return err == -ENOSPC ? -ENOMEM : err;	/* full, as a HCA's would be */
 }
 
 static void vrdma_fill_sges(struct virtio_rdma_sge *d,
@@ -406,12 +440,15 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
-	unsigned long flags;
 	bool kick = false;
 	ssize_t len;
 	void *buf;
 	int err = 0;
 
+	if (READ_ONCE(qp->dev->fatal)) {
+		*bad_wr = wr;
+		return -EIO;
+	}
 	/* as rxe: sends need RTS (SQD and SQE take no new work either) */
 	if (READ_ONCE(qp->state) != IB_QPS_RTS) {
 		*bad_wr = wr;
@@ -423,9 +460,7 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = len;
 			break;
 		}
-		spin_lock_irqsave(&qp->sq.lock, flags);
-		err = vrdma_wq_add(&qp->sq, buf, len, &kick);
-		spin_unlock_irqrestore(&qp->sq.lock, flags);
+		err = vrdma_wq_post(qp, &qp->sq, buf, len, &kick);
 		if (err) {
 			kfree(buf);
 			break;
@@ -443,11 +478,14 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
 	struct virtio_rdma_cmd_post_recv *c;
-	unsigned long flags;
 	bool kick = false;
 	size_t len;
 	int err = 0;
 
+	if (READ_ONCE(qp->dev->fatal)) {
+		*bad_wr = wr;
+		return -EIO;
+	}
 	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		return -EINVAL;
@@ -467,9 +505,7 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		c->wr_id = cpu_to_le64(wr->wr_id);
 		vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
 				wr->num_sge);
-		spin_lock_irqsave(&qp->rq.lock, flags);
-		err = vrdma_wq_add(&qp->rq, c, len, &kick);
-		spin_unlock_irqrestore(&qp->rq.lock, flags);
+		err = vrdma_wq_post(qp, &qp->rq, c, len, &kick);
 		if (err) {
 			kfree(c);
 			break;

@@ -3,7 +3,7 @@
 # GUEST_RDMA, the virtio-rdma driver or nothing) under QEMU/TCG on a tap device
 # in a network namespace, and run commands in it.
 # Source it from a test script (bash, `set -e`, its own `trap cleanup EXIT`
-# that calls guest_stop). One guest per script.
+# that calls guest_stop). One guest at a time, or several with guest_save/guest_use (below).
 #
 #   guest_require                  SKIP (exit 77) unless QEMU/TCG and a tap can work here
 #   guest_image                    build or find the cached image ($GUEST_IMAGE_SCRIPT); sets GUEST_IMAGE
@@ -236,3 +236,29 @@ guest_stop() {
 		GUEST_DIR=
 	fi
 }
+
+# Several guests in one script: the state above is one guest's. guest_save
+# NAME keeps it, guest_use NAME makes NAME's current (a NAME never saved
+# starts as no guest, with the knobs as they were when this file was sourced), e.g.
+#   guest_use a; guest_boot ...; guest_save a; guest_use b; guest_boot ...
+_GUEST_STATE_VARS=(GUEST_PID GUEST_DIR GUEST_SHARE GUEST_FILES GUEST_CONSOLE GUEST_TAP_MADE
+	GUEST_SEQ GUEST_TIMEOUTS GUEST_IMAGE GUEST_IP GUEST_CIDR GUEST_MAC GUEST_NETNS GUEST_TAP
+	GUEST_BOOT_SECS GUEST_OUT GUEST_MACHINE GUEST_MEM GUEST_SMP GUEST_APPEND GUEST_QEMU_EXTRA
+	GUEST_RDMA GUEST_IMAGE_SCRIPT)
+declare -A _GUEST_SAVED=()
+guest_save() {
+	local v
+	_GUEST_SAVED[$1]=$(for v in "${_GUEST_STATE_VARS[@]}"; do
+		declare -p "$v" 2>/dev/null | sed 's/^declare -\([-aAix]*\) /declare -g\1 /; s/^declare -g- /declare -g /'
+	done)
+}
+guest_use() {
+	local v
+	for v in "${_GUEST_STATE_VARS[@]}"; do unset "$v"; done
+	if [ -n "${_GUEST_SAVED[$1]+set}" ]; then
+		eval "${_GUEST_SAVED[$1]}"
+	else
+		eval "${_GUEST_SAVED[.defaults]}"
+	fi
+}
+guest_save .defaults	# as this file set them up

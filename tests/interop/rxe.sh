@@ -87,12 +87,6 @@ pair() {
 	return $rc
 }
 
-# The closing lines of ibv_*_pingpong on both sides.
-pp_lines() {
-	grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$TMP/server.out" &&
-	grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$TMP/client.out"
-}
-
 pingpong() {	# TYPE SIZE ITERS WHO
 	local t=$1 s=$2 n=$3 who=$4 rdma=ibv_${1}_pingpong
 	if [ "$who" = guest ]; then

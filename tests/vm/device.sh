@@ -23,13 +23,7 @@
 # VRDMA_QEMU_DIR (guest/qemu/build.sh's output). Needs root. Exit 77 (SKIP)
 # only when QEMU cannot run here.
 set -e
-source "$(dirname "$0")/../lib.sh"
-source "$HERE/interop/guest.sh"
-source "$HERE/checks.sh"
-: "${VRDMA_QEMU_DIR:?set VRDMA_QEMU_DIR to the output of guest/qemu/build.sh}"
-GUEST_QEMU=$VRDMA_QEMU_DIR/bin/qemu-system-x86_64
-[ -x "$GUEST_QEMU" ] || { echo "no $GUEST_QEMU: guest/qemu/build.sh" >&2; exit 1; }
-guest_require
+source "$(dirname "$0")/lib.sh"
 
 MAX_CQ=8
 MAX_QP=12
@@ -192,4 +186,4 @@ clean_exit() {
 check "vrdmad sees QEMU go, exits 0, no sanitizer report" clean_exit
 DAEMON_PIDS=()
 
-summary vm
+summary device

@@ -1,0 +1,33 @@
+#!/bin/bash
+# run-suite.sh SUITE DIR [--harness] SCRIPT...: run the test scripts in
+# tests/DIR one after the other and close with one line for all their
+# checks, adding up each script's "NAME: N passed, M failed". With
+# --harness the first script checks the harness (QEMU, the guest): if it
+# fails, the rest cannot tell anything and is not run. A script exits 77 to
+# say it was skipped (not root, QEMU cannot run here).
+suite=$1
+cd "$(dirname "$0")/$2" || exit 1
+shift 2
+first=
+[ "$1" != --harness ] || { shift; first=$1; }
+ok=0 bad=0 failed=() skipped=()
+for t in "$@"; do
+	echo "== $t"
+	out=$(mktemp)
+	bash "$t" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(sed -n 's/^[a-z0-9_-]*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
+	rm -f "$out"
+	ok=$((ok + ${p:-0}))
+	bad=$((bad + ${f:-0}))
+	case $rc in
+	0) ;;
+	77) skipped+=("$t") ;;
+	*) failed+=("$t (exit $rc)"); [ "${f:-0}" != 0 ] || bad=$((bad + 1)) ;;
+	esac
+	[ "$t" != "$first" ] || [ $rc = 0 ] || break	# the harness failed
+done
+[ ${#skipped[@]} = 0 ] || echo "skipped: ${skipped[*]}"
+[ ${#failed[@]} = 0 ] || echo "FAILED: ${failed[*]}"
+echo "$suite: $ok passed, $bad failed"
+[ ${#failed[@]} = 0 ]
