@@ -356,9 +356,10 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 qemu:
 	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null
 
-vm-check: all $(SAN_PROGS)
+vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 	$(Q)qdir=$$(guest/qemu/build.sh $(VRDMA_GUEST_CACHE)) && \
 		VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
 		tests/run-suite.sh vm vm --harness device.sh verbs.sh
 
