@@ -16,12 +16,14 @@
 #include "virtio_rdma.h"
 
 /* Bumped when the (empty) udata between this driver and the rdma-core
- * provider changes; the provider matches it. */
+ * provider changes; the provider matches it.
+ */
 #define VRDMA_UVERBS_ABI_VERSION	1
 #define VRDMA_PORT			1
 
 /* A CQ slot's buffers: one CQE each, owned by the slot and not by a CQ, so a
- * buffer the device still holds after DESTROY_CQ is never freed under it. */
+ * buffer the device still holds after DESTROY_CQ is never freed under it.
+ */
 struct vrdma_cq_slot {
 	struct virtqueue *vq;
 	struct virtio_rdma_cqe *cqes;	/* virtqueue_get_vring_size() entries */
@@ -42,7 +44,8 @@ struct vrdma_dev {
 	struct list_head ctrl_inflight;
 	bool broken;			/* the device stopped answering */
 	/* The device needs a reset (the back end went away: its RDMA state
-	 * is lost). Work fails with -EIO until the driver is probed again. */
+	 * is lost). Work fails with -EIO until the driver is probed again.
+	 */
 	bool fatal;
 
 	struct virtqueue **vqs;
@@ -83,7 +86,8 @@ struct vrdma_cq {
 	struct vrdma_dev *dev;
 	u32 cqn;
 	/* the slot's vq and cqes; a QP being destroyed takes it to know no
-	 * poller still holds a pointer to it (vrdma_destroy_qp) */
+	 * poller still holds a pointer to it (vrdma_destroy_qp)
+	 */
 	spinlock_t lock;
 	struct vrdma_cq_slot *slot;
 };

@@ -38,7 +38,8 @@ void vrdma_cq_slots_free(struct vrdma_dev *dev)
 }
 
 /* The slot's buffers, allocated on first use and kept: after DESTROY_CQ a
- * device may hold some still, and they serve the next CQ of the slot. */
+ * device may hold some still, and they serve the next CQ of the slot.
+ */
 static int vrdma_cq_slot_alloc(struct vrdma_cq_slot *slot)
 {
 	if (slot->cqes)
@@ -208,7 +209,8 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 }
 
 /* One CQE into a work completion; false if it names no QP of ours (one
- * destroyed since: its completions go with it). cq->lock held. */
+ * destroyed since: its completions go with it). cq->lock held.
+ */
 static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 			struct ib_wc *wc)
 {
@@ -295,7 +297,8 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	int err;
 
 	/* may be called in interrupt context: spin for the answer, which
-	 * says the device armed the CQ before we look for missed CQEs */
+	 * says the device armed the CQ before we look for missed CQEs
+	 */
 	err = vrdma_cmd_atomic(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
 			       sizeof(req));
 	if (err || !(flags & IB_CQ_REPORT_MISSED_EVENTS))

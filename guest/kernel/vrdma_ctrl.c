@@ -97,7 +97,8 @@ unlock:
 /* The waiter gives up on r (timed out, or the device failed): the device
  * may still write it, so it is left for the reaper (or device removal) to
  * free, and the device is given up on too: its later answers would be out
- * of step. 0 if the answer came after all. */
+ * of step. 0 if the answer came after all.
+ */
 static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 			      u8 cmd)
 {
@@ -121,7 +122,8 @@ static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 }
 
 /* The device needs a reset: every waiter gets -EIO now, not at its
- * timeout; the requests stay with the device until it is reset. */
+ * timeout; the requests stay with the device until it is reset.
+ */
 void vrdma_ctrl_fail(struct vrdma_dev *dev)
 {
 	struct vrdma_ctrl_req *r;
@@ -175,7 +177,8 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 }
 
 /* vrdma_cmd_atomic: the same for a command without a response, in any
- * context: spins on the used ring instead of sleeping. */
+ * context: spins on the used ring instead of sleeping.
+ */
 int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		     size_t req_len)
 {

@@ -204,7 +204,8 @@ static struct net_device *vrdma_find_netdev(struct vrdma_dev *dev)
 }
 
 /* Ties the port to the netdev with our MAC, if there is one and we have
- * none; then the IB core adds its addresses as GIDs. */
+ * none; then the IB core adds its addresses as GIDs.
+ */
 static void vrdma_bind(struct vrdma_dev *dev, bool rescan)
 {
 	struct net_device *nd;
@@ -335,7 +336,8 @@ static int vrdma_probe(struct virtio_device *vdev)
 	/* under the virtio device in sysfs: the provider matches its modalias */
 	dev->ib.dev.parent = &vdev->dev;
 	/* The uverbs commands the core leaves out unless a driver asks: the
-	 * provider posts and polls through the kernel (docs/guest.md). */
+	 * provider posts and polls through the kernel (docs/guest.md).
+	 */
 	dev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |

@@ -11,7 +11,8 @@
 #include "vrdma.h"
 
 /* The access bits the device knows; optional ones (relaxed ordering) are
- * hints a device may ignore (IB_ACCESS_OPTIONAL). */
+ * hints a device may ignore (IB_ACCESS_OPTIONAL).
+ */
 #define VRDMA_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
@@ -58,7 +59,8 @@ struct ib_mr *vrdma_get_dma_mr(struct ib_pd *pd, int access)
 }
 
 /* The page list must be physically contiguous: one allocation of at most
- * MAX_PAGE_ORDER pages (512 Ki entries, 2 GiB of MR with 4 KiB pages). */
+ * MAX_PAGE_ORDER pages (512 Ki entries, 2 GiB of MR with 4 KiB pages).
+ */
 static __le64 *vrdma_page_list(struct ib_umem *umem, size_t npages)
 {
 	struct sg_page_iter it;
@@ -107,7 +109,8 @@ struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 		return ERR_PTR(err);
 	/* The device adds byte x of the MR at pages[(start % 4096 + x) / 4096]:
 	 * user MRs are addressed by virt_addr, which must share start's
-	 * offset in its page for that to hold. */
+	 * offset in its page for that to hold.
+	 */
 	if ((start ^ virt_addr) & ~PAGE_MASK)
 		return ERR_PTR(-EINVAL);
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
@@ -157,7 +160,8 @@ int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	err = vrdma_cmd(to_vdev(ibmr->device), VIRTIO_CMD_DEREG_MR, &req,
 			sizeof(req), NULL, 0);
 	/* A device that no longer answers holds nothing: release anyway.
-	 * Any other refusal leaves the MR registered (and its pages pinned). */
+	 * Any other refusal leaves the MR registered (and its pages pinned).
+	 */
 	if (err && err != -EIO && err != -ETIMEDOUT)
 		return err;
 	ib_umem_release(mr->umem);

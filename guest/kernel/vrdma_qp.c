@@ -279,7 +279,8 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 }
 
 /* Adds one WQE buffer to a work queue (taking it over), and says whether
- * the device needs a kick; wq->lock held. */
+ * the device needs a kick; wq->lock held.
+ */
 static int vrdma_wq_add(struct vrdma_wq *wq, void *buf, size_t len,
 			bool *kick)
 {
@@ -341,7 +342,8 @@ static void vrdma_fill_sges(struct virtio_rdma_sge *d,
 }
 
 /* Copies the inline data after the SGEs: from the user's memory for a user
- * QP (uverbs posts in the caller's context), else from kernel addresses. */
+ * QP (uverbs posts in the caller's context), else from kernel addresses.
+ */
 static int vrdma_copy_inline(struct vrdma_qp *qp, u8 *dst,
 			     const struct ib_send_wr *wr)
 {

@@ -53,7 +53,8 @@ int vrdma_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *attr)
 	if (err)
 		return err;
 	/* The IB core takes state and MTUs from our netdev (RoCE); the rest
-	 * is the device's, checked to be in range. */
+	 * is the device's, checked to be in range.
+	 */
 	attr->state = rsp.state <= IB_PORT_ACTIVE_DEFER ? rsp.state : IB_PORT_DOWN;
 	attr->max_mtu = clamp_t(u8, rsp.max_mtu, IB_MTU_256, IB_MTU_4096);
 	attr->active_mtu = clamp_t(u8, rsp.active_mtu, IB_MTU_256, attr->max_mtu);
@@ -133,7 +134,8 @@ int vrdma_del_gid(const struct ib_gid_attr *attr, void **context)
 }
 
 /* User contexts carry nothing: the provider posts and polls through the
- * kernel (uverbs commands), so there is nothing to map. */
+ * kernel (uverbs commands), so there is nothing to map.
+ */
 int vrdma_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
 {
 	return 0;
