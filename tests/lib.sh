@@ -222,3 +222,14 @@ pp_lines() {
 	grep -Eq '^[0-9]+ bytes in [0-9.]+ seconds = [0-9.]+ Mbit/sec$' "$TMP/server.out" &&
 	grep -Eq '^[0-9]+ iters in [0-9.]+ seconds = [0-9.]+ usec/iter$' "$TMP/client.out"
 }
+
+# perf_row TEST: perftest (or vrdma-perf) TEST's pair ended with a result
+# row in $TMP/client.out and $TMP/server.out: each side that measures
+# prints one; the passive side of read_lat measures nothing.
+perf_row() {
+	local f files=("$TMP/client.out")
+	[ "$1" = read_lat ] || files+=("$TMP/server.out")
+	for f in "${files[@]}"; do
+		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$f" || return 1
+	done
+}

@@ -109,15 +109,6 @@ for who in guest host; do
 	check "ibv_ud_pingpong <-> vrdma-pingpong, 1 KiB, $who serves" pingpong ud 1024 200 "$who"
 done
 
-# perftest: each side that measures ends with a result row; the passive
-# side of read_lat (and of nothing else here) measures nothing.
-perf_row() {
-	local f files=("$TMP/client.out")
-	[ "$1" = read_lat ] || files+=("$TMP/server.out")
-	for f in "${files[@]}"; do
-		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$f" || return 1
-	done
-}
 perf() {	# TEST SIZE ITERS WHO [FLAG...]; SIZE all: powers of two up to 8 MiB (-a)
 	local test=$1 n=$3 who=$4 s=(-s "$2")
 	[ "$2" != all ] || s=(-a)

@@ -1,4 +1,4 @@
-# shellcheck shell=bash disable=SC2034  # GUEST_QEMU is guest.sh's
+# shellcheck shell=bash disable=SC2034,SC2054  # guest.sh's knobs are set for it; QEMU's options have commas
 # What every tests/vm script starts with: the netns helpers, the guest
 # harness, numbered checks, and our QEMU (VRDMA_QEMU_DIR, guest/qemu/build.sh's
 # output) as the guests' QEMU. Exits 77 (SKIP) only when QEMU cannot run here.
@@ -9,3 +9,121 @@ source "$HERE/checks.sh"
 GUEST_QEMU=$VRDMA_QEMU_DIR/bin/qemu-system-x86_64
 [ -x "$GUEST_QEMU" ] || { echo "no $GUEST_QEMU: guest/qemu/build.sh" >&2; exit 1; }
 guest_require
+
+# The VM and the Soft-RoCE guest of verbs.sh and perf.sh (the picture is in
+# verbs.sh): vm_pair_up boots both, run_pair runs a server in one and its
+# client in the other, guests_off powers both off; clean_exit checks a
+# vrdmad's end.
+VM=10.208.0.11
+RXE=10.208.0.20
+VMMAC=52:54:00:d0:00:0b
+
+check_failed() {
+	echo "    --- vrdmad's log (last 15 lines)"
+	grep -v 'vhost-user [A-Z_]*$' "$DLOG" | tail -n 15 | sed 's/^/    | /'
+}
+
+# vm_pair_up NAME: the bridges, vrdmad with VM alpha (its config in CONF),
+# the Soft-RoCE guest, then the VM, whose boot is the script's first check;
+# if the VM does not come up, NAME's summary and exit.
+vm_pair_up() {
+	local sock=$TMP/alpha.sock ns
+	trap 'guests_off; cleanup' EXIT
+	# both images first (cached after the first run)
+	GUEST_IMAGE_SCRIPT=$HERE/../guest/image.sh guest_image
+	VM_IMAGE=$GUEST_IMAGE
+	GUEST_IMAGE=
+	guest_image
+	RXE_IMAGE=$GUEST_IMAGE
+
+	ip netns add "$NSA"
+	ip netns add "$NSC"
+	ip link add "$IFA" netns "$NSA" type veth peer name "${IFA}p" netns "$NSC"
+	for ns in "$NSA" "$NSC"; do
+		ip -n "$ns" link add br0 type bridge stp_state 0 forward_delay 0
+		ip -n "$ns" link set br0 up
+		ip -n "$ns" link set lo up
+	done
+	ip -n "$NSA" link set "$IFA" master br0 up
+	ip -n "$NSC" link set "${IFA}p" master br0 up
+
+	CONF=$(write_conf "" "[vm alpha]
+gid = $VM
+mac = $VMMAC
+socket = $sock
+max_cq = 8
+max_qp = 8" vm.conf)
+	start_daemon "$CONF"
+
+	echo "vm: booting the Soft-RoCE guest"
+	guest_use rxe
+	GUEST_IMAGE=$RXE_IMAGE
+	guest_tap "$NSC" "vr$ID" br0
+	guest_boot "$NSC" "vr$ID" "$RXE/24"
+	echo "vm: rxe guest up in $GUEST_BOOT_SECS s"
+	guest_save rxe
+
+	echo "vm: booting the vrdma guest"
+	guest_use vm
+	GUEST_IMAGE=$VM_IMAGE
+	GUEST_MAC=$VMMAC
+	GUEST_MACHINE=q35,memory-backend=mem
+	GUEST_MEM=512
+	GUEST_RDMA=vrdma
+	GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
+		-chardev "socket,id=vrdma0,path=$sock,reconnect=1"
+		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
+	guest_tap "$NSA" "vv$ID" br0
+	check "the VM boots; virtio_rdma registers vrdma0" guest_boot "$NSA" "vv$ID" "$VM/24"
+	guest_save vm
+	[ -n "$GUEST_PID" ] || { summary "$1"; exit 1; }
+	echo "vm: VM up in $GUEST_BOOT_SECS s"
+}
+
+guests_off() {
+	guest_use vm
+	guest_stop
+	guest_use rxe
+	guest_stop
+}
+
+# run_pair WHO SERVER... -- CLIENT...: WHO serves (vm or rxe), the other
+# connects to it; both must exit 0. Their output is left in
+# $TMP/server.out and $TMP/client.out; on a failure the last PAIR_TAIL
+# (40: all of perftest's, whose errors come first) lines of each are shown.
+run_pair() {
+	local who=$1 other port=$((20000 + NTEST)) rc=0 srv_ip
+	shift
+	local -a srv=() cli=()
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	if [ "$who" = vm ]; then other=rxe; srv_ip=$VM; else other=vm; srv_ip=$RXE; fi
+	guest_use "$who"
+	guest_start "srv$NTEST" 120 "${srv[@]}" -p "$port"
+	guest_listening "$port" 30 || { echo "    the $who server did not listen"; guest_save "$who"; return 1; }
+	guest_save "$who"
+	guest_use "$other"
+	guest_run 110 "${cli[@]}" -p "$port" "$srv_ip" > "$TMP/client.out" 2>&1 || rc=$?
+	guest_save "$other"
+	guest_use "$who"
+	guest_wait "srv$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
+	guest_save "$who"
+	if [ $rc != 0 ]; then
+		echo "    -- server ($who):"; tail -n "${PAIR_TAIL:-40}" "$TMP/server.out" | sed 's/^/    /'
+		echo "    -- client:"; tail -n "${PAIR_TAIL:-40}" "$TMP/client.out" | sed 's/^/    /'
+	fi
+	return $rc
+}
+
+no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$1"; }
+
+# clean_exit PID LOG: that vrdmad exits 0 on SIGTERM, its log without a
+# sanitizer report.
+clean_exit() {
+	local rc=0
+	sleep 0.5
+	kill -TERM "$1"
+	wait "$1" || rc=$?
+	no_sanitizer_report "$2" && [ $rc = 0 ]
+}

@@ -1,5 +1,4 @@
 #!/bin/bash
-# shellcheck disable=SC2034,SC2054  # guest.sh's knobs are set for it; QEMU's options have commas
 # A real VM uses vrdmad: the Debian 13 guest (guest/image.sh) with our QEMU
 # device, virtio_rdma.ko and the rdma-core provider runs unmodified
 # rdma-core programs against Linux Soft-RoCE in the Debian 12 guest of the
@@ -32,69 +31,7 @@ set -e
 source "$(dirname "$0")/lib.sh"
 : "${VRDMA_PINGPONG:?set VRDMA_PINGPONG to the vrdma-pingpong binary}"
 
-VM=10.208.0.11
-RXE=10.208.0.20
-VMMAC=52:54:00:d0:00:0b
-SOCK=$TMP/alpha.sock
-TAPV=vv$ID
-TAPR=vr$ID
-trap 'guest_use vm && guest_stop; guest_use rxe && guest_stop; cleanup' EXIT
-
-check_failed() {
-	echo "    --- vrdmad's log (last 15 lines)"
-	grep -v 'vhost-user [A-Z_]*$' "$DLOG" | tail -n 15 | sed 's/^/    | /'
-}
-
-# Both images first (cached after the first run).
-GUEST_IMAGE_SCRIPT=$HERE/../guest/image.sh guest_image
-VM_IMAGE=$GUEST_IMAGE
-GUEST_IMAGE=
-guest_image
-RXE_IMAGE=$GUEST_IMAGE
-
-ip netns add "$NSA"
-ip netns add "$NSC"
-ip link add "$IFA" netns "$NSA" type veth peer name "${IFA}p" netns "$NSC"
-for ns in "$NSA" "$NSC"; do
-	ip -n "$ns" link add br0 type bridge stp_state 0 forward_delay 0
-	ip -n "$ns" link set br0 up
-	ip -n "$ns" link set lo up
-done
-ip -n "$NSA" link set "$IFA" master br0 up
-ip -n "$NSC" link set "${IFA}p" master br0 up
-
-CONF=$(write_conf "" "[vm alpha]
-gid = $VM
-mac = $VMMAC
-socket = $SOCK
-max_cq = 8
-max_qp = 8" vm.conf)
-start_daemon "$CONF"
-
-echo "vm: booting the Soft-RoCE guest"
-guest_use rxe
-GUEST_IMAGE=$RXE_IMAGE
-guest_tap "$NSC" "$TAPR" br0
-guest_boot "$NSC" "$TAPR" "$RXE/24"
-echo "vm: rxe guest up in $GUEST_BOOT_SECS s"
-guest_save rxe
-
-echo "vm: booting the vrdma guest"
-guest_use vm
-GUEST_IMAGE=$VM_IMAGE
-GUEST_MAC=$VMMAC
-GUEST_MACHINE=q35,memory-backend=mem
-GUEST_MEM=512
-GUEST_RDMA=vrdma
-GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
-	-chardev "socket,id=vrdma0,path=$SOCK,reconnect=1"
-	-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
-guest_tap "$NSA" "$TAPV" br0
-boots() { guest_boot "$NSA" "$TAPV" "$VM/24"; }
-check "the VM boots; virtio_rdma registers vrdma0" boots
-guest_save vm
-[ -n "$GUEST_PID" ] || { summary verbs; exit 1; }
-echo "vm: VM up in $GUEST_BOOT_SECS s"
+vm_pair_up verbs
 
 link_active() {
 	local out
@@ -123,33 +60,6 @@ devinfo_ok() {
 		echo "$out" | grep -q 'GID\[  1\]:.*::ffff:10.208.0.11, RoCE v2'
 }
 check "ibv_devices, ibv_devinfo (unmodified) see vrdma0" devinfo_ok
-
-# run_pair WHO SERVER... -- CLIENT...: WHO serves (vm or rxe), the other
-# connects to it; both must exit 0.
-run_pair() {
-	local who=$1 other port=$((20000 + NTEST)) rc=0 srv_ip
-	shift
-	local -a srv=() cli=()
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	if [ "$who" = vm ]; then other=rxe; srv_ip=$VM; else other=vm; srv_ip=$RXE; fi
-	guest_use "$who"
-	guest_start "srv$NTEST" 120 "${srv[@]}" -p "$port"
-	guest_listening "$port" 30 || { echo "    the $who server did not listen"; guest_save "$who"; return 1; }
-	guest_save "$who"
-	guest_use "$other"
-	guest_run 110 "${cli[@]}" -p "$port" "$srv_ip" > "$TMP/client.out" 2>&1 || rc=$?
-	guest_save "$other"
-	guest_use "$who"
-	guest_wait "srv$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
-	guest_save "$who"
-	if [ $rc != 0 ]; then
-		echo "    -- server ($who):"; tail -15 "$TMP/server.out" | sed 's/^/    /'
-		echo "    -- client:"; tail -15 "$TMP/client.out" | sed 's/^/    /'
-	fi
-	return $rc
-}
 
 pingpong() {	# TYPE SIZE ITERS WHO-SERVES
 	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
@@ -219,7 +129,6 @@ for who in vm beta; do
 done
 check "ibv_ud_pingpong VM <-> vrdma-pingpong on a 2nd vrdmad, 1 KiB, vm serves" beta_pair vm ud 1024 100
 
-no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$1"; }
 # ended_in_error RC: a program's status that says it failed by itself
 # (not killed by its timeout: 124, or a signal)
 ended_in_error() { [ "$1" != 0 ] && [ "$1" -lt 124 ]; }
@@ -288,17 +197,7 @@ poweroff_under_transfer() {
 }
 check "the VM powered off under a transfer: the far side ends in an error" poweroff_under_transfer
 
-guest_use vm
-guest_stop
-guest_use rxe
-guest_stop
-clean_exit() {	# PID LOG
-	local rc=0
-	sleep 0.5
-	kill -TERM "$1"
-	wait "$1" || rc=$?
-	no_sanitizer_report "$2" && [ $rc = 0 ]
-}
+guests_off
 check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"
 check "the second vrdmad too" clean_exit "$DPID_B" "$DLOG_B"
 DAEMON_PIDS=()
