@@ -61,11 +61,11 @@ devinfo_ok() {
 }
 check "ibv_devices, ibv_devinfo (unmodified) see vrdma0" devinfo_ok
 
-pingpong() {	# TYPE SIZE ITERS WHO-SERVES
+pingpong() {	# TYPE SIZE ITERS WHO-SERVES [FLAG...]
 	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
 	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c -- \
-		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c && pp_lines
+	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c "${@:5}" -- \
+		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c "${@:5}" && pp_lines
 }
 
 # sizes across the path MTU (1024 on these 1500-byte links); UD messages
@@ -78,6 +78,11 @@ done
 check "ibv_rc_pingpong VM <-> Soft-RoCE, 64 KiB, vm serves" pingpong rc 65536 30 vm
 for who in vm rxe; do
 	check "ibv_ud_pingpong VM <-> Soft-RoCE, 1 KiB, $who serves" pingpong ud 1024 100 "$who"
+done
+# -N: the sends go through the extended QP's ibv_wr_* API
+# (ibv_create_qp_ex, ibv_wr_start/send/set_sge/complete)
+for who in vm rxe; do
+	check "ibv_rc_pingpong -N (ibv_wr_*) VM <-> Soft-RoCE, 4 KiB, $who serves" pingpong rc 4096 100 "$who" -N
 done
 
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its

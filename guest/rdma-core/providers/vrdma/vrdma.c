@@ -107,8 +107,7 @@ static int vrdma_dereg_mr(struct verbs_mr *vmr)
 	return vrdma_done(vmr, ibv_cmd_dereg_mr(vmr));
 }
 
-/* CQs and QPs are allocated as libibverbs' verbs_cq and verbs_qp, which
- * it may look into (ibv_qp_to_qp_ex reads comp_mask, here 0). */
+/* CQs are allocated as libibverbs' verbs_cq, which it may look into. */
 static struct ibv_cq *vrdma_create_cq(struct ibv_context *context, int cqe,
 				      struct ibv_comp_channel *channel,
 				      int comp_vector)
@@ -144,22 +143,65 @@ static int vrdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return ibv_cmd_req_notify_cq(cq, solicited_only);
 }
 
-static struct ibv_qp *vrdma_create_qp(struct ibv_pd *pd,
-				      struct ibv_qp_init_attr *attr)
+/*
+ * Every QP is a vrdma_qp; one created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+ * is also an ibv_qp_ex with the ibv_wr_* API (wr.c).
+ */
+static struct ibv_qp *vrdma_create_qp_ex(struct ibv_context *context,
+					 struct ibv_qp_init_attr_ex *attr)
 {
+	bool qpx = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	struct ibv_create_qp cmd = {};
 	struct ib_uverbs_create_qp_resp resp = {};
-	struct verbs_qp *qp;
+	struct vrdma_qp *qp;
 	int ret;
 
+	/* no XRC, create flags, TSO, RSS */
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	ret = ibv_cmd_create_qp(pd, &qp->qp, attr, &cmd, sizeof(cmd), &resp,
-				sizeof(resp));
+	if (qpx) {
+		ret = vrdma_wr_init(qp, attr->qp_type, attr->send_ops_flags);
+		if (ret)
+			return vrdma_fail(qp, ret);
+	}
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, &cmd, sizeof(cmd),
+				   &resp, sizeof(resp));
 	if (ret)
 		return vrdma_fail(qp, ret);
-	return &qp->qp;
+	pthread_mutex_init(&qp->wr_lock, NULL);
+	qp->max_send_wr = attr->cap.max_send_wr;
+	qp->max_send_sge = attr->cap.max_send_sge;
+	qp->max_inline_data = attr->cap.max_inline_data;
+	if (qpx)
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	return &qp->vqp.qp;
+}
+
+static struct ibv_qp *vrdma_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = vrdma_create_qp_ex(pd->context, &ex);
+
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
 }
 
 static int vrdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -181,8 +223,14 @@ static int vrdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 
 static int vrdma_destroy_qp(struct ibv_qp *ibqp)
 {
-	return vrdma_done(container_of(ibqp, struct verbs_qp, qp),
-			  ibv_cmd_destroy_qp(ibqp));
+	struct vrdma_qp *qp = to_vrdma_qp(ibqp);
+	int ret = ibv_cmd_destroy_qp(ibqp);
+
+	if (!ret) {
+		vrdma_wr_fini(qp);
+		free(qp);
+	}
+	return ret;
 }
 
 /*
@@ -262,6 +310,7 @@ static const struct verbs_context_ops vrdma_ctx_ops = {
 	.create_ah = vrdma_create_ah,
 	.create_cq = vrdma_create_cq,
 	.create_qp = vrdma_create_qp,
+	.create_qp_ex = vrdma_create_qp_ex,
 	.dealloc_pd = vrdma_dealloc_pd,
 	.dereg_mr = vrdma_dereg_mr,
 	.destroy_ah = vrdma_destroy_ah,
