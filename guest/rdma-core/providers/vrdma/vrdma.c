@@ -213,11 +213,40 @@ static int vrdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
+/* The device's max_qp_init_rd_atom, or 0 if the kernel does not say. */
+static unsigned int vrdma_max_rd_atomic(struct ibv_context *context)
+{
+	struct ibv_device_attr_ex attr = {};
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+
+	if (ibv_cmd_query_device_any(context, NULL, &attr, sizeof(attr), &resp,
+				     &resp_size))
+		return 0;
+	return attr.orig_attr.max_qp_init_rd_atom;
+}
+
+/*
+ * perftest's READ tests give the peer's responder depth as max_rd_atomic
+ * (Soft-RoCE's is 128), more than the device takes (16). It only bounds
+ * the READs this QP keeps in flight, so less is always safe: it is
+ * lowered to the device's limit instead of failing the transition.
+ */
 static int vrdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	struct ibv_qp_attr lowered;
+	unsigned int max;
 
+	if ((attr_mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic) {
+		max = vrdma_max_rd_atomic(qp->context);
+		if (max && attr->max_rd_atomic > max) {
+			lowered = *attr;
+			lowered.max_rd_atomic = max;
+			attr = &lowered;
+		}
+	}
 	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
