@@ -1,0 +1,47 @@
+#!/bin/bash
+# perftest in a real VM: the Debian 13 guest of verbs.sh (vrdma0: our QEMU
+# device, virtio_rdma.ko, the vrdma provider) runs ib_write_bw, ib_read_bw,
+# ib_send_bw, ib_write_lat and ib_send_lat, unmodified and with their
+# default options, against the same programs on Linux Soft-RoCE in the
+# Debian 12 guest of the interop suite, each side serving in turn. The
+# topology is verbs.sh's (tests/vm/lib.sh sets it up).
+#
+# Environment: VRDMAD, VRDMACTL, BPF_OBJ (the Makefile's ASan build),
+# VRDMA_QEMU_DIR (guest/qemu/build.sh's output); PERF_SHOW=1 prints every
+# run's output, PERF_TESTS_BW and PERF_TESTS_LAT choose the tests. Needs
+# root. Exit 77 (SKIP) only when QEMU cannot run here.
+set -e
+source "$(dirname "$0")/lib.sh"
+
+vm_pair_up perf
+
+# perf TEST SIZE ITERS WHO-SERVES: both exit 0 and print their result row
+# (GID index 1 on both sides: the IPv4-mapped GID).
+perf() {
+	local test=$1 s=$2 n=$3 who=$4 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F -- \
+		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F || return 1
+	if ! perf_row "$test"; then
+		echo "    -- server ($who):"; sed 's/^/    /' "$TMP/server.out"
+		echo "    -- client:"; sed 's/^/    /' "$TMP/client.out"
+		return 1
+	fi
+	[ -z "${PERF_SHOW:-}" ] || cat "$TMP/server.out" "$TMP/client.out"
+}
+
+for test in ${PERF_TESTS_BW-write_bw read_bw send_bw}; do
+	for who in vm rxe; do
+		check "ib_$test VM <-> Soft-RoCE, 64 KiB, $who serves" perf "$test" 65536 100 "$who"
+	done
+done
+for test in ${PERF_TESTS_LAT-write_lat send_lat}; do
+	for who in vm rxe; do
+		check "ib_$test VM <-> Soft-RoCE, 4 KiB, $who serves" perf "$test" 4096 100 "$who"
+	done
+done
+
+guests_off
+check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"
+DAEMON_PIDS=()
+summary perf
