@@ -85,6 +85,19 @@ for who in vm rxe; do
 	check "ibv_rc_pingpong -N (ibv_wr_*) VM <-> Soft-RoCE, 4 KiB, $who serves" pingpong rc 4096 100 "$who" -N
 done
 
+# vrdma-wr-test (guest/rdma-core/tests/wr_test.c): the rest of the WR
+# API, the VM's QPs connected to each other (vrdmad loops the frames
+# back): every builder and setter, and the batches that must fail whole
+wr_test() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 90 vrdma-wr-test -d vrdma0 -g 1) || rc=$?
+	guest_save vm
+	echo "$out" | grep -v ' ok$' | sed 's/^/    /'
+	[ $rc = 0 ]
+}
+check "vrdma-wr-test: the ibv_wr_* API, QPs of the VM to each other" wr_test
+
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its
 # port vB-ID on C's bridge; VM beta of that daemon, 10.208.0.12)
 BETA=10.208.0.12

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vrdma-wr-test [-d DEVICE] [-g GID_INDEX]: the work request API of
+ * extended QPs (ibv_wr_*, libibverbs' ibv_wr_post.3) on one RDMA device,
+ * its QPs connected to each other through the device's own GID (vrdmad
+ * loops such frames back): every builder and setter the vrdma provider
+ * offers, with the data and completions they must give, and the batches
+ * that must fail whole. Prints one line per check and
+ * "vrdma-wr-test: N passed, M failed"; exits 1 if any failed.
+ *
+ * Built in the guest image beside the provider (guest/rdma-core/build.sh)
+ * and run by tests/vm/verbs.sh.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <endian.h>
+#include <infiniband/verbs.h>
+
+/* Regions of the one MR: what A sends, where B receives, and so on. */
+enum {
+	SRC = 0,		/* A's data */
+	DST = 8192,		/* B's memory that A writes */
+	PEER = 16384,		/* B's memory that A reads */
+	READ_DST = 24576,	/* where A's READs land */
+	RECV = 32768,		/* B's receive buffers, RECV_SIZE each */
+	RECV_SIZE = 2048,
+	NRECV = 8,
+	BUF_SIZE = RECV + NRECV * RECV_SIZE,
+	QKEY = 0x11111111,
+	MAX_WR = 8,
+	MAX_SGE = 2,
+	MAX_INLINE = 64,
+};
+
+struct test {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *scq;	/* every QP's send completions */
+	struct ibv_cq *rcq;	/* every QP's receive completions */
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	union ibv_gid gid;
+	int gid_index;
+	int passed, failed;
+};
+
+static void check(struct test *t, const char *what, bool ok)
+{
+	printf("  %-68s %s\n", what, ok ? "ok" : "FAIL");
+	if (ok)
+		t->passed++;
+	else
+		t->failed++;
+}
+
+static uint64_t addr(struct test *t, size_t off)
+{
+	return (uintptr_t)(t->buf + off);
+}
+
+/* Up to n completions of cq within ms milliseconds; how many came. */
+static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
+{
+	struct timespec ts, end;
+	int got = 0, r;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000;
+	for (;;) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return got;
+		got += r;
+		if (got == n)
+			return got;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if (ts.tv_sec > end.tv_sec + (end.tv_nsec >= 1000000000) ||
+		    (ts.tv_sec == end.tv_sec && ts.tv_nsec >= end.tv_nsec))
+			return got;
+		usleep(1000);
+	}
+}
+
+/* No completion on either CQ for a while: nothing was posted. */
+static bool quiet(struct test *t)
+{
+	struct ibv_wc wc;
+
+	return poll_n(t->scq, &wc, 1, 300) == 0 &&
+	       poll_n(t->rcq, &wc, 1, 0) == 0;
+}
+
+static struct ibv_qp *make_qp(struct test *t, enum ibv_qp_type type,
+			      uint64_t ops, struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.send_cq = t->scq,
+		.recv_cq = t->rcq,
+		.cap = {
+			.max_send_wr = MAX_WR,
+			.max_recv_wr = NRECV,
+			.max_send_sge = MAX_SGE,
+			.max_recv_sge = 1,
+			.max_inline_data = MAX_INLINE,
+		},
+		.qp_type = type,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = t->pd,
+		.send_ops_flags = ops,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(t->ctx, &a);
+
+	if (qp && cap)
+		*cap = a.cap;
+	return qp;
+}
+
+static int to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+		.qkey = QKEY,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= qp->qp_type == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+/* The address of the device's own GID: every QP here talks to another
+ * QP of the same device. */
+static struct ibv_ah_attr self_av(struct test *t)
+{
+	struct ibv_ah_attr av = {
+		.is_global = 1,
+		.grh = {
+			.dgid = t->gid,
+			.sgid_index = (uint8_t)t->gid_index,
+			.hop_limit = 64,
+		},
+		.port_num = 1,
+	};
+
+	return av;
+}
+
+static int rc_connect(struct test *t, struct ibv_qp *qp, uint32_t dest)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dest,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+	};
+
+	a.ah_attr = self_av(t);
+	if (to_init(qp) ||
+	    ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int ud_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+
+	if (to_init(qp) || ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* Receive i of qp: RECV + i * RECV_SIZE, wr_id 100 + i. */
+static int post_recv(struct test *t, struct ibv_qp *qp, int i)
+{
+	struct ibv_sge sge = {
+		.addr = addr(t, RECV + (size_t)i * RECV_SIZE),
+		.length = RECV_SIZE,
+		.lkey = t->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .wr_id = 100 + i, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static void fill(uint8_t *p, size_t n, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+/* One batch with every RC builder, and what each must have done. */
+static void test_rc_batch(struct test *t, struct ibv_qp *a, struct ibv_qp *b)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
+	char hello[] = "hello ", world[] = "world";
+	struct ibv_data_buf inl[2] = { { hello, 6 }, { world, 5 } };
+	struct ibv_sge two[2] = {
+		{ addr(t, SRC), 100, t->mr->lkey },
+		{ addr(t, SRC + 200), 100, t->mr->lkey },
+	};
+	uint8_t *buf = t->buf;
+	struct ibv_wc wc[8];
+	int i, n, ret;
+	bool ok;
+
+	fill(buf + SRC, 4096, 1);
+	fill(buf + PEER, 1024, 99);
+	for (i = 0; i < 3; i++)
+		post_recv(t, b, i);
+
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 1;
+	ibv_wr_rdma_write(x, t->mr->rkey, addr(t, DST));
+	ibv_wr_set_sge_list(x, 2, two);
+	x->wr_id = 2;
+	ibv_wr_rdma_write_imm(x, t->mr->rkey, addr(t, DST + 1000),
+			      htobe32(0x11223344));
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC + 1000), 300);
+	x->wr_id = 3;
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data_list(x, 2, inl);
+	/* copied at the setter: the caller may reuse its buffers at once */
+	memset(hello, 'X', 6);
+	memset(world, 'Y', 5);
+	x->wr_id = 4;
+	ibv_wr_send_imm(x, htobe32(0x55667788));
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC + 2000), 500);
+	x->wr_id = 5;
+	ibv_wr_rdma_read(x, t->mr->rkey, addr(t, PEER));
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, READ_DST), 700);
+	ret = ibv_wr_complete(x);
+	check(t, "wr_complete posts WRITE, WRITE_IMM, SEND, SEND_IMM, READ", !ret);
+
+	n = poll_n(t->scq, wc, 5, 10000);
+	ok = n == 5;
+	for (i = 0; ok && i < 5; i++)
+		ok = wc[i].status == IBV_WC_SUCCESS && wc[i].wr_id == (uint64_t)i + 1;
+	ok = ok && wc[0].opcode == IBV_WC_RDMA_WRITE &&
+	     wc[1].opcode == IBV_WC_RDMA_WRITE && wc[2].opcode == IBV_WC_SEND &&
+	     wc[3].opcode == IBV_WC_SEND && wc[4].opcode == IBV_WC_RDMA_READ;
+	if (!ok && n > 0)
+		printf("    %d send completions, first: status %s, wr_id %llu\n", n,
+		       ibv_wc_status_str(wc[0].status),
+		       (unsigned long long)wc[0].wr_id);
+	check(t, "  five send completions, in order, with their wr_ids", ok);
+
+	check(t, "  WRITE with a list of two SGEs wrote both pieces",
+	      !memcmp(buf + DST, buf + SRC, 100) &&
+	      !memcmp(buf + DST + 100, buf + SRC + 200, 100));
+
+	n = poll_n(t->rcq, wc, 3, 10000);
+	ok = n == 3 && wc[0].status == IBV_WC_SUCCESS &&
+	     wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	     (wc[0].wc_flags & IBV_WC_WITH_IMM) &&
+	     wc[0].imm_data == htobe32(0x11223344);
+	check(t, "  WRITE_WITH_IMM: the data, and the immediate in a receive",
+	      ok && !memcmp(buf + DST + 1000, buf + SRC + 1000, 300));
+	ok = n == 3 && wc[1].status == IBV_WC_SUCCESS &&
+	     wc[1].opcode == IBV_WC_RECV && wc[1].byte_len == 11 &&
+	     wc[1].wr_id == 101;
+	check(t, "  inline SEND from two buffers: the bytes as they were at the setter",
+	      ok && !memcmp(buf + RECV + RECV_SIZE, "hello world", 11));
+	ok = n == 3 && wc[2].status == IBV_WC_SUCCESS &&
+	     wc[2].opcode == IBV_WC_RECV && wc[2].byte_len == 500 &&
+	     (wc[2].wc_flags & IBV_WC_WITH_IMM) &&
+	     wc[2].imm_data == htobe32(0x55667788);
+	check(t, "  SEND_WITH_IMM: the data and the immediate",
+	      ok && !memcmp(buf + RECV + 2 * RECV_SIZE, buf + SRC + 2000, 500));
+	check(t, "  READ brought the peer's bytes",
+	      !memcmp(buf + READ_DST, buf + PEER, 700));
+}
+
+/* Batches that fail whole: wr_complete returns why, nothing is posted. */
+static void test_failed_batches(struct test *t, struct ibv_qp *a,
+				struct ibv_qp *send_only,
+				const struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
+	struct ibv_qp_ex *s = ibv_qp_to_qp_ex(send_only);
+	struct ibv_sge three[3] = {
+		{ addr(t, SRC), 8, t->mr->lkey },
+		{ addr(t, SRC + 8), 8, t->mr->lkey },
+		{ addr(t, SRC + 16), 8, t->mr->lkey },
+	};
+	static uint8_t big[1024];	/* more than any QP's inline limit */
+	uint8_t before[64];
+	unsigned int i;
+	int ret;
+
+	memcpy(before, t->buf + DST + 4096, sizeof(before));
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 10;
+	ibv_wr_rdma_write(x, t->mr->rkey, addr(t, DST + 4096));
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 64);
+	ibv_wr_rdma_write(x, t->mr->rkey, addr(t, DST + 4096));
+	ibv_wr_set_sge_list(x, 3, three);	/* more than max_send_sge */
+	ret = ibv_wr_complete(x);
+	check(t, "more SGEs than the QP has: EINVAL, and the WR before is not posted",
+	      ret == EINVAL && quiet(t) &&
+	      !memcmp(before, t->buf + DST + 4096, sizeof(before)));
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_inline_data(x, big, cap->max_inline_data < sizeof(big) ?
+				       cap->max_inline_data + 1 : sizeof(big));
+	ret = ibv_wr_complete(x);
+	check(t, "inline data beyond max_inline_data: EINVAL",
+	      cap->max_inline_data < sizeof(big) && ret == EINVAL && quiet(t));
+
+	ibv_wr_start(x);
+	ibv_wr_rdma_read(x, t->mr->rkey, addr(t, PEER));
+	ibv_wr_set_inline_data(x, big, 8);
+	ret = ibv_wr_complete(x);
+	check(t, "inline data on a READ: EINVAL", ret == EINVAL && quiet(t));
+
+	ibv_wr_start(x);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 8);
+	ret = ibv_wr_complete(x);
+	check(t, "a setter before any builder: EINVAL", ret == EINVAL && quiet(t));
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_ud_addr(x, NULL, 1, QKEY);
+	ret = ibv_wr_complete(x);
+	check(t, "set_ud_addr on an RC QP: EINVAL", ret == EINVAL && quiet(t));
+
+	ibv_wr_start(s);
+	ibv_wr_rdma_write(s, t->mr->rkey, addr(t, DST));
+	ret = ibv_wr_complete(s);
+	check(t, "an opcode not asked for at creation: EINVAL", ret == EINVAL);
+
+	ibv_wr_start(s);
+	for (i = 0; i <= cap->max_send_wr; i++)
+		ibv_wr_send(s);
+	ret = ibv_wr_complete(s);
+	check(t, "more WRs than the send queue holds: ENOMEM", ret == ENOMEM);
+
+	/* the kernel refuses a QP that is not in RTS: its error comes back */
+	ibv_wr_start(s);
+	ibv_wr_send(s);
+	ibv_wr_set_sge(s, t->mr->lkey, addr(t, SRC), 8);
+	ret = ibv_wr_complete(s);
+	check(t, "the kernel's refusal (QP in RESET) is wr_complete's", ret != 0);
+}
+
+static void test_abort(struct test *t, struct ibv_qp *a, struct ibv_qp *b)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
+	struct ibv_wc wc[2];
+	int ret;
+
+	post_recv(t, b, 3);
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 20;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 16);
+	ibv_wr_abort(x);
+	check(t, "wr_abort: nothing posted", quiet(t));
+
+	/* outside wr_start/wr_complete a builder has no effect */
+	ibv_wr_send(x);
+	ibv_wr_start(x);
+	ret = ibv_wr_complete(x);
+	check(t, "a builder outside a batch, then an empty batch: nothing posted",
+	      !ret && quiet(t));
+
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 21;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 16);
+	ret = ibv_wr_complete(x);
+	check(t, "the batch after them is posted",
+	      !ret && poll_n(t->scq, wc, 1, 10000) == 1 &&
+	      wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 21 &&
+	      poll_n(t->rcq, wc + 1, 1, 10000) == 1 && wc[1].byte_len == 16);
+}
+
+static void test_ud(struct test *t)
+{
+	struct ibv_ah_attr aa = self_av(t);
+	uint64_t ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	struct ibv_qp *u1 = make_qp(t, IBV_QPT_UD, ops, NULL);
+	struct ibv_qp *u2 = make_qp(t, IBV_QPT_UD, ops, NULL);
+	struct ibv_ah *ah = ibv_create_ah(t->pd, &aa);
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc[2];
+	char msg[] = "ud, inline";
+	int ret;
+	bool ok;
+
+	if (!u1 || !u2 || !ah || ud_ready(u1) || ud_ready(u2)) {
+		check(t, "UD QPs and an address handle", false);
+		return;
+	}
+	x = ibv_qp_to_qp_ex(u1);
+	post_recv(t, u2, 4);
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 30;
+	ibv_wr_send_imm(x, htobe32(0xabcd));
+	ibv_wr_set_ud_addr(x, ah, u2->qp_num, QKEY);
+	ibv_wr_set_inline_data(x, msg, sizeof(msg));
+	ret = ibv_wr_complete(x);
+	ok = !ret && poll_n(t->scq, wc, 1, 10000) == 1 &&
+	     wc[0].status == IBV_WC_SUCCESS && wc[0].wr_id == 30 &&
+	     poll_n(t->rcq, wc + 1, 1, 10000) == 1 &&
+	     wc[1].status == IBV_WC_SUCCESS &&
+	     wc[1].byte_len == 40 + sizeof(msg) &&
+	     (wc[1].wc_flags & IBV_WC_WITH_IMM) &&
+	     wc[1].imm_data == htobe32(0xabcd);
+	/* a UD receive starts with the 40-byte GRH */
+	check(t, "UD SEND_WITH_IMM with set_ud_addr and inline data",
+	      ok && !memcmp(t->buf + RECV + 4 * RECV_SIZE + 40, msg, sizeof(msg)));
+
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 8);
+	ret = ibv_wr_complete(x);
+	check(t, "a UD WR without set_ud_addr: EINVAL", ret == EINVAL && quiet(t));
+
+	ibv_destroy_qp(u1);
+	ibv_destroy_qp(u2);
+	ibv_destroy_ah(ah);
+}
+
+static int run(struct test *t)
+{
+	uint64_t rc_ops = IBV_QP_EX_WITH_RDMA_WRITE |
+			  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+			  IBV_QP_EX_WITH_RDMA_READ;
+	struct ibv_qp_init_attr plain = {
+		.send_cq = NULL, .recv_cq = NULL, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *a, *b, *s, *q;
+	struct ibv_qp_cap cap;
+	bool ok;
+
+	q = make_qp(t, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
+		    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, NULL);
+	ok = !q && errno == EOPNOTSUPP;
+	q = make_qp(t, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, NULL);
+	check(t, "create_qp_ex refuses opcodes the QP type lacks: EOPNOTSUPP",
+	      ok && !q && errno == EOPNOTSUPP);
+
+	plain.send_cq = t->scq;
+	plain.recv_cq = t->rcq;
+	q = ibv_create_qp(t->pd, &plain);
+	check(t, "a QP from ibv_create_qp is not an extended one",
+	      q && !ibv_qp_to_qp_ex(q));
+	if (q)
+		ibv_destroy_qp(q);
+
+	a = make_qp(t, IBV_QPT_RC, rc_ops, &cap);
+	b = make_qp(t, IBV_QPT_RC, rc_ops, NULL);
+	s = make_qp(t, IBV_QPT_RC, IBV_QP_EX_WITH_SEND, NULL);
+	ok = a && b && s && ibv_qp_to_qp_ex(a) &&
+	     !rc_connect(t, a, b->qp_num) && !rc_connect(t, b, a->qp_num);
+	check(t, "RC QPs from ibv_create_qp_ex, connected to each other", ok);
+	if (!ok)
+		return 1;
+	test_rc_batch(t, a, b);
+	test_failed_batches(t, a, s, &cap);
+	test_abort(t, a, b);
+	test_ud(t);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+	ibv_destroy_qp(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = "vrdma0";
+	struct ibv_device **list;
+	struct test t = {};
+	int i, opt;
+
+	while ((opt = getopt(argc, argv, "d:g:")) != -1) {
+		switch (opt) {
+		case 'd':
+			name = optarg;
+			break;
+		case 'g':
+			t.gid_index = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: vrdma-wr-test [-d DEVICE] [-g GID_INDEX]\n");
+			return 2;
+		}
+	}
+	list = ibv_get_device_list(NULL);
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			t.ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	t.buf = calloc(1, BUF_SIZE);
+	if (!t.ctx || !t.buf || ibv_query_gid(t.ctx, 1, t.gid_index, &t.gid)) {
+		fprintf(stderr, "vrdma-wr-test: cannot open %s or its GID %d\n",
+			name, t.gid_index);
+		return 1;
+	}
+	t.pd = ibv_alloc_pd(t.ctx);
+	t.scq = t.pd ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;
+	t.rcq = t.scq ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;
+	t.mr = t.rcq ? ibv_reg_mr(t.pd, t.buf, BUF_SIZE,
+				  IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ) : NULL;
+	if (!t.mr) {
+		fprintf(stderr, "vrdma-wr-test: PD, CQ or MR: %s\n", strerror(errno));
+		return 1;
+	}
+	run(&t);
+	printf("vrdma-wr-test: %d passed, %d failed\n", t.passed, t.failed);
+	return t.failed ? 1 : 0;
+}
