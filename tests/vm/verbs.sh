@@ -98,6 +98,19 @@ wr_test() {
 }
 check "vrdma-wr-test: the ibv_wr_* API, QPs of the VM to each other" wr_test
 
+# Kernel verbs as a kernel consumer uses them (guest/kernel/vrdma_selftest.c):
+# a PD's DMA MR and global rkey, a CQ polled in softirq after req_notify_cq,
+# RC SEND (several packets, and inline), RDMA WRITE and READ, UD with an AH.
+kernel_verbs() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 60 'modprobe vrdma_selftest && rmmod vrdma_selftest; dmesg | grep vrdma_selftest') || rc=$?
+	guest_save vm
+	echo "$out" | sed 's/^/    /'
+	[ $rc = 0 ] && echo "$out" | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
+}
+check "kernel verbs (vrdma_selftest.ko): RC SEND/WRITE/READ, UD, softirq CQ" kernel_verbs
+
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its
 # port vB-ID on C's bridge; VM beta of that daemon, 10.208.0.12)
 BETA=10.208.0.12

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * vrdma_selftest: the kernel verbs of a vrdma device as a kernel consumer
+ * (NFS/RDMA, iSER, SMB Direct) uses them: a PD with its DMA MR (and an
+ * unsafe global rkey), a CQ polled from softirq after req_notify_cq, two RC
+ * QPs and two UD QPs on the device's own GID (vrdmad loops the frames back),
+ * DMA-mapped buffers. Loading it runs the checks: it stays loaded if all
+ * pass and fails to load (-EINVAL) otherwise; dmesg says which.
+ *
+ *	modprobe vrdma_selftest [dev=vrdma0] [gid_index=1] && rmmod vrdma_selftest
+ */
+#include <linux/completion.h>
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+static char *dev_name_param = "vrdma0";
+module_param_named(dev, dev_name_param, charp, 0444);
+MODULE_PARM_DESC(dev, "the RDMA device to test");
+static int gid_index = 1;
+module_param(gid_index, int, 0444);
+MODULE_PARM_DESC(gid_index, "the source GID index (1: the IPv4 address)");
+
+#define BUF_LEN		8192
+#define SEND_LEN	5000	/* past a 1024 path MTU: several packets */
+#define INLINE_LEN	48
+#define UD_LEN		512
+#define GRH_LEN		40
+#define TIMEOUT		(10 * HZ)
+
+struct st {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	union ib_gid gid;
+	u8 mac[ETH_ALEN];
+	u8 *buf[2];
+	u64 dma[2];
+	struct ib_cqe cqe;
+	struct completion done;
+	spinlock_t lock;		/* the completions below */
+	struct ib_wc wcs[8];
+	int nwc;
+	int passed, failed;
+};
+
+#define CHECK(st, cond, ...)						\
+	do {								\
+		if (cond) {						\
+			(st)->passed++;					\
+		} else {						\
+			(st)->failed++;					\
+			pr_err("vrdma_selftest: FAIL: " __VA_ARGS__);	\
+		}							\
+	} while (0)
+
+/* softirq: ib_alloc_cq's IB_POLL_SOFTIRQ polls and calls this per WC */
+static void st_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct st *st = cq->cq_context;
+	unsigned long flags;
+
+	spin_lock_irqsave(&st->lock, flags);
+	if (st->nwc < ARRAY_SIZE(st->wcs))
+		st->wcs[st->nwc++] = *wc;
+	spin_unlock_irqrestore(&st->lock, flags);
+	complete(&st->done);
+}
+
+/* Waits for n completions; 0 or -ETIMEDOUT. */
+static int st_wait(struct st *st, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!wait_for_completion_timeout(&st->done, TIMEOUT))
+			return -ETIMEDOUT;
+	return 0;
+}
+
+static void st_reset(struct st *st)
+{
+	reinit_completion(&st->done);
+	st->nwc = 0;
+	memset(st->wcs, 0, sizeof(st->wcs));
+}
+
+static const struct ib_wc *st_find(struct st *st, enum ib_wc_opcode op)
+{
+	int i;
+
+	for (i = 0; i < st->nwc; i++)
+		if (st->wcs[i].opcode == op)
+			return &st->wcs[i];
+	return NULL;
+}
+
+static struct ib_qp *st_qp(struct st *st, enum ib_qp_type type)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = st->cq,
+		.recv_cq = st->cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = INLINE_LEN },
+		.qp_type = type,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+	};
+
+	return ib_create_qp(st->pd, &init);
+}
+
+/* RESET -> INIT -> RTR -> RTS, aimed at dest_qpn on our own GID. */
+static int st_connect(struct st *st, struct ib_qp *qp, u32 dest_qpn)
+{
+	bool ud = qp->qp_type == IB_QPT_UD;
+	struct ib_qp_attr a = {};
+	int err;
+
+	a.qp_state = IB_QPS_INIT;
+	a.port_num = 1;
+	a.pkey_index = 0;
+	if (ud) {
+		a.qkey = 0x11111111;
+		err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_QKEY);
+	} else {
+		a.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ;
+		err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+				   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	}
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	if (ud) {
+		err = ib_modify_qp(qp, &a, IB_QP_STATE);
+	} else {
+		a.path_mtu = IB_MTU_1024;
+		a.dest_qp_num = dest_qpn;
+		a.rq_psn = 100;
+		a.max_dest_rd_atomic = 1;
+		a.min_rnr_timer = 12;
+		a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_grh(&a.ah_attr, &st->gid, 0, gid_index, 64, 0);
+		rdma_ah_set_port_num(&a.ah_attr, 1);
+		memcpy(a.ah_attr.roce.dmac, st->mac, ETH_ALEN);
+		err = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV |
+				   IB_QP_PATH_MTU | IB_QP_DEST_QPN |
+				   IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
+				   IB_QP_MIN_RNR_TIMER);
+	}
+	if (err)
+		return err;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = 100;
+	if (ud)
+		return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN);
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
+			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int st_post_recv(struct st *st, struct ib_qp *qp, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = st->dma[1], .length = len, .lkey = st->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = { .wr_cqe = &st->cqe, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+static void st_fill(struct st *st, u8 seed)
+{
+	int i;
+
+	for (i = 0; i < BUF_LEN; i++)
+		st->buf[0][i] = (u8)(i * 7 + seed);
+	memset(st->buf[1], 0, BUF_LEN);
+}
+
+static void st_rc(struct st *st, struct ib_qp *a, struct ib_qp *b)
+{
+	struct ib_sge sge = { .addr = st->dma[0], .lkey = st->pd->local_dma_lkey };
+	struct ib_rdma_wr rw = {};
+	struct ib_send_wr wr = {};
+	const struct ib_wc *wc;
+	int err;
+
+	/* SEND of several packets into a posted receive */
+	st_fill(st, 1);
+	st_reset(st);
+	err = st_post_recv(st, b, BUF_LEN);
+	sge.length = SEND_LEN;
+	wr.wr_cqe = &st->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+	if (!err)
+		err = ib_post_send(a, &wr, NULL);
+	CHECK(st, !err && !st_wait(st, 2), "RC SEND: post %d or no completions\n", err);
+	wc = st_find(st, IB_WC_RECV);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == SEND_LEN &&
+	      wc->qp == b, "RC SEND: the receive completion\n");
+	wc = st_find(st, IB_WC_SEND);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->qp == a,
+	      "RC SEND: the send completion\n");
+	CHECK(st, !memcmp(st->buf[0], st->buf[1], SEND_LEN), "RC SEND: data\n");
+
+	/* inline SEND: the driver copies from the kernel address */
+	st_fill(st, 2);
+	st_reset(st);
+	err = st_post_recv(st, b, BUF_LEN);
+	sge.addr = (uintptr_t)st->buf[0];
+	sge.length = INLINE_LEN;
+	wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	if (!err)
+		err = ib_post_send(a, &wr, NULL);
+	CHECK(st, !err && !st_wait(st, 2), "inline SEND: post %d or no completions\n", err);
+	wc = st_find(st, IB_WC_RECV);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == INLINE_LEN &&
+	      !memcmp(st->buf[0], st->buf[1], INLINE_LEN), "inline SEND: data\n");
+
+	/* RDMA WRITE into the other buffer through the DMA MR's rkey */
+	st_fill(st, 3);
+	st_reset(st);
+	sge.addr = st->dma[0];
+	sge.length = BUF_LEN;
+	rw.wr.wr_cqe = &st->cqe;
+	rw.wr.sg_list = &sge;
+	rw.wr.num_sge = 1;
+	rw.wr.opcode = IB_WR_RDMA_WRITE;
+	rw.wr.send_flags = IB_SEND_SIGNALED;
+	rw.remote_addr = st->dma[1];
+	rw.rkey = st->pd->unsafe_global_rkey;
+	err = ib_post_send(a, &rw.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 1), "RDMA WRITE: post %d or no completion\n", err);
+	wc = st_find(st, IB_WC_RDMA_WRITE);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS &&
+	      !memcmp(st->buf[0], st->buf[1], BUF_LEN), "RDMA WRITE: status or data\n");
+
+	/* RDMA READ of it back into the first buffer */
+	memset(st->buf[0], 0, BUF_LEN);
+	st_reset(st);
+	rw.wr.opcode = IB_WR_RDMA_READ;
+	err = ib_post_send(a, &rw.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 1), "RDMA READ: post %d or no completion\n", err);
+	wc = st_find(st, IB_WC_RDMA_READ);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == BUF_LEN &&
+	      !memcmp(st->buf[0], st->buf[1], BUF_LEN), "RDMA READ: status or data\n");
+}
+
+static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
+{
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	struct ib_sge sge = { .addr = st->dma[0], .length = UD_LEN,
+			      .lkey = st->pd->local_dma_lkey };
+	struct ib_ud_wr wr = {};
+	const struct ib_wc *wc;
+	struct ib_ah *ah;
+	int err;
+
+	rdma_ah_set_grh(&ah_attr, &st->gid, 0, gid_index, 64, 0);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	memcpy(ah_attr.roce.dmac, st->mac, ETH_ALEN);
+	ah = rdma_create_ah(st->pd, &ah_attr, 0);	/* may be atomic: no SLEEPABLE */
+	CHECK(st, !IS_ERR(ah), "UD: create AH: %ld\n", PTR_ERR(ah));
+	if (IS_ERR(ah))
+		return;
+	st_fill(st, 4);
+	st_reset(st);
+	err = st_post_recv(st, b, GRH_LEN + UD_LEN);
+	wr.wr.wr_cqe = &st->cqe;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.ah = ah;
+	wr.remote_qpn = b->qp_num;
+	wr.remote_qkey = 0x11111111;
+	if (!err)
+		err = ib_post_send(a, &wr.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 2), "UD SEND: post %d or no completions\n", err);
+	wc = st_find(st, IB_WC_RECV);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == GRH_LEN + UD_LEN &&
+	      (wc->wc_flags & IB_WC_GRH) && wc->src_qp == a->qp_num &&
+	      !memcmp(st->buf[0], st->buf[1] + GRH_LEN, UD_LEN),
+	      "UD SEND: the receive (length, GRH, source QP, data)\n");
+	rdma_destroy_ah(ah, 0);
+}
+
+static int st_setup(struct st *st)
+{
+	struct net_device *nd;
+	int i, err;
+
+	st->dev = ib_device_get_by_name(dev_name_param, RDMA_DRIVER_UNKNOWN);
+	if (!st->dev) {
+		pr_err("vrdma_selftest: no RDMA device %s\n", dev_name_param);
+		return -ENODEV;
+	}
+	err = rdma_query_gid(st->dev, 1, gid_index, &st->gid);
+	nd = ib_device_get_netdev(st->dev, 1);
+	if (err || !nd) {
+		pr_err("vrdma_selftest: %s has no GID %d or no netdev\n",
+		       dev_name_param, gid_index);
+		dev_put(nd);
+		return err ?: -ENODEV;
+	}
+	ether_addr_copy(st->mac, nd->dev_addr);
+	dev_put(nd);
+	/* the DMA MR behind local_dma_lkey, with remote access for RDMA */
+	st->pd = ib_alloc_pd(st->dev, IB_PD_UNSAFE_GLOBAL_RKEY);
+	if (IS_ERR(st->pd))
+		return PTR_ERR(st->pd);
+	st->cq = ib_alloc_cq(st->dev, st, 16, 0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(st->cq))
+		return PTR_ERR(st->cq);
+	for (i = 0; i < 2; i++) {
+		st->buf[i] = kzalloc(BUF_LEN, GFP_KERNEL);
+		if (!st->buf[i])
+			return -ENOMEM;
+		st->dma[i] = ib_dma_map_single(st->dev, st->buf[i], BUF_LEN,
+					       DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(st->dev, st->dma[i])) {
+			st->dma[i] = 0;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static void st_teardown(struct st *st)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (st->dma[i])
+			ib_dma_unmap_single(st->dev, st->dma[i], BUF_LEN,
+					    DMA_BIDIRECTIONAL);
+		kfree(st->buf[i]);
+	}
+	if (!IS_ERR_OR_NULL(st->cq))
+		ib_free_cq(st->cq);
+	if (!IS_ERR_OR_NULL(st->pd))
+		ib_dealloc_pd(st->pd);
+	if (st->dev)
+		ib_device_put(st->dev);
+}
+
+static void st_pair(struct st *st, enum ib_qp_type type)
+{
+	const char *name = type == IB_QPT_UD ? "UD" : "RC";
+	struct ib_qp *a, *b;
+
+	a = st_qp(st, type);
+	b = st_qp(st, type);
+	CHECK(st, !IS_ERR(a) && !IS_ERR(b), "%s: create QPs\n", name);
+	if (IS_ERR(a) || IS_ERR(b))
+		goto destroy;
+	CHECK(st, !st_connect(st, a, b->qp_num) && !st_connect(st, b, a->qp_num),
+	      "%s: bring the QPs to RTS\n", name);
+	if (type == IB_QPT_UD)
+		st_ud(st, a, b);
+	else
+		st_rc(st, a, b);
+destroy:
+	if (!IS_ERR(a))
+		CHECK(st, !ib_destroy_qp(a), "%s: destroy a QP\n", name);
+	if (!IS_ERR(b))
+		CHECK(st, !ib_destroy_qp(b), "%s: destroy a QP\n", name);
+}
+
+static int __init vrdma_selftest_init(void)
+{
+	struct st *st;
+	int err;
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	init_completion(&st->done);
+	spin_lock_init(&st->lock);
+	st->cqe.done = st_done;
+	err = st_setup(st);
+	if (err) {
+		pr_err("vrdma_selftest: set-up failed: %d\n", err);
+		st->failed++;
+	} else {
+		st_pair(st, IB_QPT_RC);
+		st_pair(st, IB_QPT_UD);
+	}
+	st_teardown(st);
+	pr_info("vrdma_selftest: %s: %d passed, %d failed\n", dev_name_param,
+		st->passed, st->failed);
+	err = st->failed ? -EINVAL : 0;
+	kfree(st);
+	return err;
+}
+
+static void __exit vrdma_selftest_exit(void)
+{
+}
+
+module_init(vrdma_selftest_init);
+module_exit(vrdma_selftest_exit);
+MODULE_DESCRIPTION("Kernel verbs on a vrdma device, as a kernel consumer uses them");
+MODULE_LICENSE("GPL");
