@@ -4,7 +4,7 @@
  * (NFS/RDMA, iSER, SMB Direct) uses them: a PD with its DMA MR (and an
  * unsafe global rkey), a CQ polled from softirq after req_notify_cq, two RC
  * QPs and two UD QPs on the device's own GID (vrdmad loops the frames back),
- * DMA-mapped buffers. Loading it runs the checks: it stays loaded if all
+ * DMA-mapped buffers, a QP's asynchronous event. Loading it runs the checks: it stays loaded if all
  * pass and fails to load (-EINVAL) otherwise; dmesg says which.
  *
  *	modprobe vrdma_selftest [dev=vrdma0] [gid_index=1] && rmmod vrdma_selftest
@@ -43,6 +43,9 @@ struct st {
 	spinlock_t lock;		/* the completions below */
 	struct ib_wc wcs[8];
 	int nwc;
+	enum ib_event_type event;	/* the last QP event, QP in event_qp */
+	struct ib_qp *event_qp;
+	struct completion got_event;
 	int passed, failed;
 };
 
@@ -97,9 +100,21 @@ static const struct ib_wc *st_find(struct st *st, enum ib_wc_opcode op)
 	return NULL;
 }
 
+/* a QP's asynchronous event (an async-event CQE of the device) */
+static void st_qp_event(struct ib_event *ev, void *context)
+{
+	struct st *st = context;
+
+	st->event = ev->event;
+	st->event_qp = ev->element.qp;
+	complete(&st->got_event);
+}
+
 static struct ib_qp *st_qp(struct st *st, enum ib_qp_type type)
 {
 	struct ib_qp_init_attr init = {
+		.event_handler = st_qp_event,
+		.qp_context = st,
 		.send_cq = st->cq,
 		.recv_cq = st->cq,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
@@ -260,6 +275,22 @@ static void st_rc(struct st *st, struct ib_qp *a, struct ib_qp *b)
 	wc = st_find(st, IB_WC_RDMA_READ);
 	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == BUF_LEN &&
 	      !memcmp(st->buf[0], st->buf[1], BUF_LEN), "RDMA READ: status or data\n");
+
+	/* a WRITE with a wrong rkey: REM_ACCESS_ERR for the requester, and
+	 * QP_ACCESS_ERR as an event of the responder's QP (IBA 11.6.3.1)
+	 */
+	st_reset(st);
+	reinit_completion(&st->got_event);
+	rw.wr.opcode = IB_WR_RDMA_WRITE;
+	rw.rkey = st->pd->unsafe_global_rkey ^ 0x5a5a;
+	err = ib_post_send(a, &rw.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 1), "bad rkey: post %d or no completion\n", err);
+	CHECK(st, st->nwc && st->wcs[0].status == IB_WC_REM_ACCESS_ERR && st->wcs[0].qp == a,
+	      "bad rkey: the requester's completion (status %d)\n", st->wcs[0].status);
+	CHECK(st, wait_for_completion_timeout(&st->got_event, TIMEOUT) &&
+	      st->event == IB_EVENT_QP_ACCESS_ERR && st->event_qp == b,
+	      "bad rkey: no QP_ACCESS_ERR event on the responder's QP (event %d)\n",
+	      st->event);
 }
 
 static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
@@ -392,6 +423,7 @@ static int __init vrdma_selftest_init(void)
 	if (!st)
 		return -ENOMEM;
 	init_completion(&st->done);
+	init_completion(&st->got_event);
 	spin_lock_init(&st->lock);
 	st->cqe.done = st_done;
 	err = st_setup(st);
