@@ -1253,6 +1253,9 @@ static void test_conformance(void **state)
 
 /* ---- shared receive queues ---- */
 
+/* Quiet within 1 s of fake time: a QP stuck in RNR NAKs fails at once. */
+#define SRQ_PUMP_NS 1000000000ull
+
 /* A QP of s on srq (RC unless UD), created beside s->qp. */
 static struct eng_qp *srq_qp(struct side *s, struct eng_srq *srq, enum eng_qp_type type)
 {
@@ -1335,7 +1338,7 @@ static void test_srq_shared(void **state)
 	for (i = 0; i < 4; i++) {
 		fill(a.mem + 0x1000, msgs[i].len, i);
 		srq_send(*msgs[i].from, &a, i, 0x1000, msgs[i].len, NULL, 0);
-		pump(&a, &b);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 		wc = poll_one(&a);
 		assert_int_equal(wc.status, ENG_WC_SUCCESS);
 		wc = poll_one(&b);
@@ -1354,7 +1357,7 @@ static void test_srq_shared(void **state)
 	fill(a.mem + 0x3000, 3000, 8);
 	srq_send(a1, &a, 1, 0x1000, 4000, NULL, 0);
 	srq_send(a2, &a, 2, 0x3000, 3000, NULL, 0);
-	pump(&a, &b);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 	for (i = 0; i < 2; i++) {
 		wc = poll_one(&b);
 		assert_int_equal(wc.status, ENG_WC_SUCCESS);
@@ -1399,7 +1402,7 @@ static void test_srq_rnr_limit(void **state)
 	assert_true(eng_qp_counters(a1)->c[ENG_CNT_RETRY_RNR] > 10);
 	assert_int_equal(eng_cq_poll(b.cq, &wc, 1), 0);
 	srq_post(srq, &b, 50, 0x10000, 256);
-	pump(&a, &b);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 	wc = poll_one(&a);
 	assert_int_equal(wc.status, ENG_WC_SUCCESS);
 	wc = poll_one(&b);
@@ -1418,7 +1421,7 @@ static void test_srq_rnr_limit(void **state)
 		srq_post(srq, &b, 60 + i, 0x10000 + 0x1000 * i, 256);
 	for (i = 0; i < 5; i++) {
 		srq_send(a1, &a, 2, 0x1000, 10, NULL, 0);
-		pump(&a, &b);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 		poll_one(&a);
 		wc = poll_one(&b);
 		assert_int_equal(wc.wr_id, 60 + i);
@@ -1462,13 +1465,13 @@ static void test_srq_ud(void **state)
 	memcpy(ah.dgid, b.gid, 16);
 	memcpy(ah.dmac, b.mac, 6);
 	srq_send(a.qp, &a, 1, 0x1000, 100, &ah, eng_qp_num(b1));
-	pump(&a, &b);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 	poll_one(&a);
 	assert_int_equal(eng_qp_counters(b1)->c[ENG_CNT_DROP_UD_NO_RECV], 1);
 	srq_post(srq, &b, 7, 0x10000, 200);
 	fill(a.mem + 0x1000, 100, 3);
 	srq_send(a.qp, &a, 2, 0x1000, 100, &ah, eng_qp_num(b1));
-	pump(&a, &b);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
 	poll_one(&a);
 	wc = poll_one(&b);
 	assert_int_equal(wc.wr_id, 7);
