@@ -387,7 +387,7 @@ int eng_srq_modify(struct eng_srq *srq, const struct eng_srq_attr *attr, unsigne
 int eng_srq_query(const struct eng_srq *srq, struct eng_srq_attr *attr);
 /* -EINVAL: a bad request; -ENOMEM: max_wr WQEs are waiting already. */
 int eng_srq_post_recv(struct eng_srq *srq, const struct eng_recv_wr *wr);
-uint32_t eng_srq_handle(const struct eng_srq *srq);	/* small, < max_qp */
+uint32_t eng_srq_handle(const struct eng_srq *srq);	/* small, < max_qp - 1 */
 uint32_t eng_srq_slot(const struct eng_srq *srq);	/* the QP slot it holds */
 uint32_t eng_srq_count(const struct eng_srq *srq);	/* WQEs waiting */
 struct eng_srq *eng_srq_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
