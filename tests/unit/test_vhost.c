@@ -2528,8 +2528,13 @@ static void test_srq_slot(void **state)
 	assert_int_equal(le32toh(cfg.max_srq_sge), 32);
 	assert_int_equal(create_srq(f, pdn, 4097, 0, &srqn, &ks), VIRTIO_RDMA_ERR_INVAL);
 	assert_int_equal(create_srq(f, pdn + 1, 2, 0, &srqn, &ks), VIRTIO_RDMA_ERR_NOENT);
+	/* a first SRQ, gone again: the second's srqn is not 0, as an unset field */
 	assert_int_equal(create_srq(f, pdn, 2, 0, &srqn, &ks), VIRTIO_RDMA_OK);
-	assert_true(ks < MAX_QP);
+	assert_int_equal(create_srq(f, pdn, 2, 0, &s[0], &sk[0]), VIRTIO_RDMA_OK);
+	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
+	srqn = s[0];
+	ks = sk[0];
+	assert_true(srqn != 0 && ks < MAX_QP);
 	post_send_wqe(f, ks, 0);
 	for (uint16_t j = 0; j < 3; j++)
 		post_recv_wqe(f, ks, j);
