@@ -19,7 +19,8 @@
  * slower than the retransmit timeout, losing a response. Shared receive
  * queues (IBA 10.2.9): two QPs taking WQEs from one SRQ in posting order,
  * each completion naming its QP; an empty SRQ answered with RNR NAKs until
- * a WQE is posted; the limit event once armed; UD on an SRQ.
+ * a WQE is posted; the limit event once armed; UD on an SRQ; a QP in
+ * ERR flushing only the WQE it held.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
@@ -1440,6 +1441,58 @@ static void test_srq_rnr_limit(void **state)
 	side_free(&b);
 }
 
+/* A QP that goes to ERR mid-message completes the SRQ WQE it took with
+ * WR_FLUSH_ERR on its own recv CQ (IBA 10.2.9.5); the SRQ's other WQEs stay
+ * for the other QPs, and the next message takes the next one. */
+static void test_srq_flush_held(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
+	struct eng_qp_attr err = { .qp_state = ENG_QPS_ERR };
+	struct eng_qp *a1, *a2, *b1, *b2;
+	struct eng_srq *srq;
+	struct eng_wc wc;
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 95);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	a1 = srq_qp(&a, NULL, ENG_QPT_RC);
+	a2 = srq_qp(&a, NULL, ENG_QPT_RC);
+	b1 = srq_qp(&b, srq, ENG_QPT_RC);
+	b2 = srq_qp(&b, srq, ENG_QPT_RC);
+	srq_connect(&a, a1, &b, b1, ENG_QPT_RC, 400);
+	srq_connect(&a, a2, &b, b2, ENG_QPT_RC, 500);
+	srq_post(srq, &b, 30, 0x10000, 4096);
+	srq_post(srq, &b, 31, 0x20000, 4096);
+	srq_send(a1, &a, 1, 0x1000, 3000, NULL, 0);	/* 3 packets */
+	eng_poll(a.dev);
+	transmit(&a);
+	deliver_first(1);				/* b1 holds WQE 30 */
+	assert_int_equal(eng_srq_count(srq), 1);
+	assert_int_equal(eng_qp_modify(b1, &err, ENG_QP_STATE), 0);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 30);
+	assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.qp_num, eng_qp_num(b1));
+	assert_cq_empty(&b);
+	assert_int_equal(eng_srq_count(srq), 1);
+	wire_reset(5);					/* the rest of a1's message */
+	srq_send(a2, &a, 2, 0x1000, 100, NULL, 0);
+	(void)pump_for(&a, &b, SRQ_PUMP_NS);	/* a1's resends to b1 in ERR: unanswered */
+	while (eng_cq_poll(b.cq, &wc, 1) == 1 && wc.qp_num != eng_qp_num(b2))
+		;
+	assert_int_equal(wc.qp_num, eng_qp_num(b2));
+	assert_int_equal(wc.wr_id, 31);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(eng_qp_destroy(b1), 0);
+	assert_int_equal(eng_qp_destroy(b2), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_destroy(a1), 0);
+	assert_int_equal(eng_qp_destroy(a2), 0);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* UD QPs on an SRQ: the GRH area first, completions name the QP; with the
  * SRQ empty the datagram is dropped and counted. */
 static void test_srq_ud(void **state)
@@ -1520,6 +1573,7 @@ int main(void)
 		cmocka_unit_test(test_srq_shared),
 		cmocka_unit_test(test_srq_rnr_limit),
 		cmocka_unit_test(test_srq_ud),
+		cmocka_unit_test(test_srq_flush_held),
 	};
 	const char *path = getenv("TRANSPORT_PCAP");
 	int r;
