@@ -1284,6 +1284,32 @@ static void srq_connect(struct side *a, struct eng_qp *qa, struct side *b, struc
 	connect_qp(&y, type, ENG_MTU_1024, psn ^ 0x5555, psn);
 }
 
+/* Two RC pairs, a's QPs q[0], q[1] to b's q[2], q[3] on srq (of b.pd). */
+static void srq_pairs(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *q[4],
+		      uint32_t psn)
+{
+	q[0] = srq_qp(a, NULL, ENG_QPT_RC);
+	q[1] = srq_qp(a, NULL, ENG_QPT_RC);
+	q[2] = srq_qp(b, srq, ENG_QPT_RC);
+	q[3] = srq_qp(b, srq, ENG_QPT_RC);
+	srq_connect(a, q[0], b, q[2], ENG_QPT_RC, psn);
+	srq_connect(a, q[1], b, q[3], ENG_QPT_RC, psn + 100);
+}
+
+/* Undo srq_pairs and the sides: the SRQ is BUSY until its last QP goes. */
+static void srq_pairs_free(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *q[4])
+{
+	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	assert_int_equal(eng_qp_destroy(q[2]), 0);
+	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	assert_int_equal(eng_qp_destroy(q[3]), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_destroy(q[0]), 0);
+	assert_int_equal(eng_qp_destroy(q[1]), 0);
+	side_free(a);
+	side_free(b);
+}
+
 static void srq_post(struct eng_srq *srq, struct side *s, uint64_t wr_id, uint64_t off,
 		     uint32_t len)
 {
@@ -1313,7 +1339,7 @@ static void srq_send(struct eng_qp *qp, struct side *s, uint64_t wr_id, uint64_t
 static void test_srq_shared(void **state)
 {
 	struct eng_srq_attr sa = { .max_wr = 8, .max_sge = 2 };
-	struct eng_qp *a1, *a2, *b1, *b2;
+	struct eng_qp *q[4], *a1, *a2, *b1, *b2;
 	struct eng_srq *srq;
 	struct eng_recv_wr rwr = { .wr_id = 1 };
 	struct eng_wc wc;
@@ -1326,12 +1352,8 @@ static void test_srq_shared(void **state)
 	(void)state;
 	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 70);
 	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
-	a1 = srq_qp(&a, NULL, ENG_QPT_RC);
-	a2 = srq_qp(&a, NULL, ENG_QPT_RC);
-	b1 = srq_qp(&b, srq, ENG_QPT_RC);
-	b2 = srq_qp(&b, srq, ENG_QPT_RC);
-	srq_connect(&a, a1, &b, b1, ENG_QPT_RC, 100);
-	srq_connect(&a, a2, &b, b2, ENG_QPT_RC, 200);
+	srq_pairs(&a, &b, srq, q, 100);
+	a1 = q[0], a2 = q[1], b1 = q[2], b2 = q[3];
 	assert_int_equal(eng_post_recv(b1, &rwr), -EINVAL);
 	for (i = 0; i < 4; i++)
 		srq_post(srq, &b, 10 + i, 0x10000 * (i + 1), 4096);
@@ -1367,15 +1389,7 @@ static void test_srq_shared(void **state)
 				    wc.byte_len);
 		assert_int_equal(wc.byte_len, wc.qp_num == eng_qp_num(b1) ? 4000 : 3000);
 	}
-	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
-	assert_int_equal(eng_qp_destroy(b1), 0);
-	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
-	assert_int_equal(eng_qp_destroy(b2), 0);
-	assert_int_equal(eng_srq_destroy(srq), 0);
-	assert_int_equal(eng_qp_destroy(a1), 0);
-	assert_int_equal(eng_qp_destroy(a2), 0);
-	side_free(&a);
-	side_free(&b);
+	srq_pairs_free(&a, &b, srq, q);
 }
 
 /* An empty SRQ: RC answers RNR NAK (9.7.5.2.8) until a WQE is posted, then
@@ -1448,7 +1462,7 @@ static void test_srq_flush_held(void **state)
 {
 	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
 	struct eng_qp_attr err = { .qp_state = ENG_QPS_ERR };
-	struct eng_qp *a1, *a2, *b1, *b2;
+	struct eng_qp *q[4], *a1, *a2, *b1, *b2;
 	struct eng_srq *srq;
 	struct eng_wc wc;
 	struct side a, b;
@@ -1456,12 +1470,8 @@ static void test_srq_flush_held(void **state)
 	(void)state;
 	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 95);
 	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
-	a1 = srq_qp(&a, NULL, ENG_QPT_RC);
-	a2 = srq_qp(&a, NULL, ENG_QPT_RC);
-	b1 = srq_qp(&b, srq, ENG_QPT_RC);
-	b2 = srq_qp(&b, srq, ENG_QPT_RC);
-	srq_connect(&a, a1, &b, b1, ENG_QPT_RC, 400);
-	srq_connect(&a, a2, &b, b2, ENG_QPT_RC, 500);
+	srq_pairs(&a, &b, srq, q, 400);
+	a1 = q[0], a2 = q[1], b1 = q[2], b2 = q[3];
 	srq_post(srq, &b, 30, 0x10000, 4096);
 	srq_post(srq, &b, 31, 0x20000, 4096);
 	srq_send(a1, &a, 1, 0x1000, 3000, NULL, 0);	/* 3 packets */
@@ -1484,13 +1494,7 @@ static void test_srq_flush_held(void **state)
 	assert_int_equal(wc.qp_num, eng_qp_num(b2));
 	assert_int_equal(wc.wr_id, 31);
 	assert_int_equal(wc.status, ENG_WC_SUCCESS);
-	assert_int_equal(eng_qp_destroy(b1), 0);
-	assert_int_equal(eng_qp_destroy(b2), 0);
-	assert_int_equal(eng_srq_destroy(srq), 0);
-	assert_int_equal(eng_qp_destroy(a1), 0);
-	assert_int_equal(eng_qp_destroy(a2), 0);
-	side_free(&a);
-	side_free(&b);
+	srq_pairs_free(&a, &b, srq, q);
 }
 
 /* UD QPs on an SRQ: the GRH area first, completions name the QP; with the
