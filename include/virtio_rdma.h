@@ -80,7 +80,14 @@ struct virtio_rdma_config {
 	 * 16 entries of 16 bytes, all-zero when empty. The RFC has no command
 	 * to read it and a driver needs it to name its source GIDs. */
 	uint8_t gid_tbl[16][16];
-	uint64_t reserved[32];
+	/* Choice (in the RFC's reserved area): shared receive queues. Each
+	 * SRQ holds one of the max_qp slots (its RQ virtqueue takes the SRQ's
+	 * receive WQEs), so max_srq = max_qp - 1. */
+	uint32_t max_srq;
+	uint32_t max_srq_wr;
+	uint32_t max_srq_sge;
+	uint32_t reserved4;
+	uint64_t reserved[30];
 };
 #define VIRTIO_RDMA_GID_TBL_LEN		16
 
@@ -111,6 +118,10 @@ enum virtio_rdma_cmd {
 	VIRTIO_CMD_ADD_GID,
 	VIRTIO_CMD_DEL_GID,
 	VIRTIO_CMD_REQ_NOTIFY_CQ,
+	VIRTIO_CMD_CREATE_SRQ,		/* 19 */
+	VIRTIO_CMD_MODIFY_SRQ,
+	VIRTIO_CMD_QUERY_SRQ,
+	VIRTIO_CMD_DESTROY_SRQ,
 	VIRTIO_CMD_MAX,
 };
 
@@ -238,8 +249,11 @@ struct virtio_rdma_cmd_create_qp {
 	uint32_t max_recv_sge;
 	uint32_t recv_cqn;
 	uint32_t max_inline_data;
-	uint32_t reserved[8];
+	uint32_t flags;		/* VIRTIO_RDMA_CREATE_QP_* (0 before SRQs: no SRQ) */
+	uint32_t srqn;		/* with VIRTIO_RDMA_CREATE_QP_SRQ: receives come from it */
+	uint32_t reserved[6];
 };
+#define VIRTIO_RDMA_CREATE_QP_SRQ	(1u << 0)
 
 /* qpn: random (24 bits), what the QP is named by in commands and on the
  * wire; qp_index: k, its queues (VIRTIO_RDMA_SQ_VQ / VIRTIO_RDMA_RQ_VQ). */
@@ -375,6 +389,42 @@ struct virtio_rdma_cmd_del_gid {
 	uint32_t port;
 };
 
+/* SRQs (IBA 10.2.9, 11.2.3). CREATE_SRQ answers the SRQ's handle and the
+ * QP slot k it holds: its receive WQEs are posted on VIRTIO_RDMA_RQ_VQ of
+ * slot k (that slot's SQ takes nothing). */
+struct virtio_rdma_cmd_create_srq {
+	uint32_t pdn;
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;	/* 0: not armed */
+};
+
+struct virtio_rdma_rsp_create_srq {
+	uint32_t srqn;
+	uint32_t srq_index;	/* the slot k */
+};
+
+/* attr_mask bits (enum ib_srq_attr_mask) */
+#define VIRTIO_IB_SRQ_MAX_WR		(1u << 0)	/* resize: UNSUPP */
+#define VIRTIO_IB_SRQ_LIMIT		(1u << 1)
+
+struct virtio_rdma_cmd_modify_srq {
+	uint32_t srqn;
+	uint32_t attr_mask;
+	uint32_t max_wr;
+	uint32_t srq_limit;
+};
+
+struct virtio_rdma_cmd_query_srq { uint32_t srqn; };
+
+struct virtio_rdma_rsp_query_srq {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;	/* 0 once the limit event fired */
+};
+
+struct virtio_rdma_cmd_destroy_srq { uint32_t srqn; };
+
 #define VIRTIO_RDMA_NOTIFY_SOLICITED		(1u << 0)
 #define VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION	(1u << 1)
 
@@ -493,7 +543,9 @@ struct virtio_rdma_cqe {
 
 /* An asynchronous event (the RFC has no event queue): a CQE with this opcode
  * and status 0 on the affected CQ (for a QP, its send CQ); vendor_err holds
- * the enum ibv_event_type, qp_num the QP (0 for a CQ event). */
+ * the enum ibv_event_type, qp_num the QP (0 for a CQ event). SRQ_LIMIT_REACHED
+ * goes to the recv CQ of the QP that took the WQE which crossed the limit,
+ * qp_num that QP, src_qp the srqn. */
 #define VIRTIO_RDMA_WC_ASYNC_EVENT	0xff
 enum virtio_rdma_event {
 	VIRTIO_RDMA_EVENT_CQ_ERR = 0,		/* IBV_EVENT_CQ_ERR */
@@ -501,6 +553,7 @@ enum virtio_rdma_event {
 	VIRTIO_RDMA_EVENT_QP_REQ_ERR = 2,	/* IBV_EVENT_QP_REQ_ERR */
 	VIRTIO_RDMA_EVENT_QP_ACCESS_ERR = 3,	/* IBV_EVENT_QP_ACCESS_ERR */
 	VIRTIO_RDMA_EVENT_SQ_DRAINED = 5,	/* IBV_EVENT_SQ_DRAINED */
+	VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED = 15, /* IBV_EVENT_SRQ_LIMIT_REACHED */
 };
 
 /* ---- every size and offset ---- */
@@ -536,7 +589,10 @@ VRDMA_ABI(virtio_rdma_config, max_pi_fast_reg_page_list_len, 132);
 VRDMA_ABI(virtio_rdma_config, max_pkeys, 136);
 VRDMA_ABI(virtio_rdma_config, local_ca_ack_delay, 138);
 VRDMA_ABI(virtio_rdma_config, gid_tbl, 144);
-VRDMA_ABI(virtio_rdma_config, reserved, 400);
+VRDMA_ABI(virtio_rdma_config, max_srq, 400);
+VRDMA_ABI(virtio_rdma_config, max_srq_wr, 404);
+VRDMA_ABI(virtio_rdma_config, max_srq_sge, 408);
+VRDMA_ABI(virtio_rdma_config, reserved, 416);
 VRDMA_ABI_SIZE(virtio_rdma_config, 656);
 
 VRDMA_ABI(virtio_rdma_rsp_query_port, phys_mtu, 4);
@@ -585,7 +641,9 @@ VRDMA_ABI(virtio_rdma_cmd_create_qp, max_recv_wr, 20);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, max_recv_sge, 24);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, recv_cqn, 28);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, max_inline_data, 32);
-VRDMA_ABI(virtio_rdma_cmd_create_qp, reserved, 36);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, flags, 36);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, srqn, 40);
+VRDMA_ABI(virtio_rdma_cmd_create_qp, reserved, 44);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_create_qp, 68);
 VRDMA_ABI_SIZE(virtio_rdma_rsp_create_qp, 8);
 
@@ -639,6 +697,17 @@ VRDMA_ABI_SIZE(virtio_rdma_cmd_add_gid, 28);
 VRDMA_ABI(virtio_rdma_cmd_del_gid, port, 4);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_del_gid, 8);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_req_notify, 8);
+VRDMA_ABI(virtio_rdma_cmd_create_srq, srq_limit, 12);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_srq, 16);
+VRDMA_ABI(virtio_rdma_rsp_create_srq, srq_index, 4);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_create_srq, 8);
+VRDMA_ABI(virtio_rdma_cmd_modify_srq, attr_mask, 4);
+VRDMA_ABI(virtio_rdma_cmd_modify_srq, srq_limit, 12);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_modify_srq, 16);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_query_srq, 4);
+VRDMA_ABI(virtio_rdma_rsp_query_srq, srq_limit, 8);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_query_srq, 12);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_destroy_srq, 4);
 
 VRDMA_ABI_SIZE(virtio_rdma_sge, 16);
 VRDMA_ABI(virtio_rdma_av, sl_tclass_flowlabel, 8);

@@ -26,6 +26,7 @@ struct vrdma_pd;
 struct vrdma_mr;
 struct vrdma_cq;
 struct vrdma_qp;
+struct vrdma_srq;
 
 struct vrdma_open_attr {
 	size_t mem_size;		/* shared memory; 0: 64 MiB */
@@ -71,6 +72,7 @@ size_t vrdma_mem_reg_mr(size_t len);
 size_t vrdma_mem_cq(uint32_t cqe);
 struct vrdma_qp_init_attr;
 size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init);
+size_t vrdma_mem_srq(uint32_t max_wr, uint32_t max_sge);
 
 int vrdma_alloc_pd(struct vrdma_ctx *ctx, struct vrdma_pd **pd);
 int vrdma_dealloc_pd(struct vrdma_pd *pd);
@@ -118,9 +120,10 @@ struct vrdma_qp_init_attr {
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge;
 	uint32_t max_inline_data;
+	struct vrdma_srq *srq;		/* receives from it: max_recv_* unused, no RQ */
 };
 
-/* CREATE_QP, then its SQ and RQ virtqueues are set up. */
+/* CREATE_QP, then its SQ and RQ virtqueues are set up (no RQ on an SRQ). */
 int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		    struct vrdma_qp **qp);
 int vrdma_destroy_qp(struct vrdma_qp *qp);
@@ -161,6 +164,18 @@ struct vrdma_recv_wr {
  * has no free descriptor. */
 int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr);
 int vrdma_post_recv(struct vrdma_qp *qp, const struct vrdma_recv_wr *wr);
+/* Shared receive queues: CREATE_SRQ, then the RQ virtqueue of the slot it
+ * holds is set up. srq_limit arms the limit at once (0: not). */
+int vrdma_create_srq(struct vrdma_pd *pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit,
+		     struct vrdma_srq **srq);
+int vrdma_destroy_srq(struct vrdma_srq *srq);
+uint32_t vrdma_srq_handle(const struct vrdma_srq *srq);
+/* MODIFY_SRQ: attr_mask VIRTIO_IB_SRQ_* (MAX_WR: -EOPNOTSUPP). */
+int vrdma_modify_srq(struct vrdma_srq *srq, uint32_t attr_mask, uint32_t max_wr,
+		     uint32_t srq_limit);
+int vrdma_query_srq(struct vrdma_srq *srq, struct virtio_rdma_rsp_query_srq *attr);
+int vrdma_post_srq_recv(struct vrdma_srq *srq, const struct vrdma_recv_wr *wr);
+
 /* For tests: put raw bytes as one SQ/RQ WQE (readable chain). */
 int vrdma_post_raw(struct vrdma_qp *qp, bool recv, const void *wqe, size_t len);
 

@@ -52,13 +52,14 @@ static void op_cq_event(void *ctx, struct eng_cq *ecq, bool solicited)
 		cq->solicited = true;
 }
 
-static void queue_event(struct vdev *v, struct vdev_cq *cq, uint32_t event, uint32_t qpn)
+static struct virtio_rdma_cqe *queue_event(struct vdev *v, struct vdev_cq *cq, uint32_t event,
+					   uint32_t qpn)
 {
 	struct virtio_rdma_cqe *e;
 
 	if (cq->n_events == CQ_EVENTS) {
 		v->stats.events_lost++;
-		return;
+		return NULL;
 	}
 	e = &cq->events[cq->n_events++];
 	memset(e, 0, sizeof(*e));
@@ -67,6 +68,7 @@ static void queue_event(struct vdev *v, struct vdev_cq *cq, uint32_t event, uint
 	e->qp_num = htole32(qpn);
 	e->port_num = 1;
 	v->stats.events++;
+	return e;
 }
 
 static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int event)
@@ -95,6 +97,22 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 			   VIRTIO_RDMA_EVENT_QP_FATAL, qpn);
 }
 
+/* The SRQ has no CQ of its own: the event goes to the recv CQ of the QP
+ * whose take crossed the limit, naming that QP and (src_qp) the SRQ. */
+static void op_srq_limit(void *ctx, struct eng_srq *srq, struct eng_qp *eqp)
+{
+	struct vdev *v = ctx;
+	uint32_t k = eng_qp_handle(eqp);
+	struct virtio_rdma_cqe *e;
+
+	if (k >= v->max_qp || v->qps[k].eng != eqp || !v->cqs[v->qps[k].recv_cqn].eng)
+		return;
+	e = queue_event(v, &v->cqs[v->qps[k].recv_cqn], VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED,
+			eng_qp_num(eqp));
+	if (e)
+		e->src_qp = htole32(eng_srq_handle(srq));
+}
+
 /* ---- resources ---- */
 
 static void free_resources(struct vdev *v)
@@ -104,6 +122,9 @@ static void free_resources(struct vdev *v)
 	for (i = 0; i < v->max_qp; i++)
 		if (v->qps[i].eng)
 			eng_qp_destroy(v->qps[i].eng);
+	for (i = 0; i < v->max_qp; i++)	/* no QP holds them now */
+		if (v->qps[i].srq)
+			eng_srq_destroy(v->qps[i].srq);
 	memset(v->qps, 0, v->max_qp * sizeof(*v->qps));
 	for (i = 0; i < v->max_mr; i++)
 		if (v->mrs[i]) {
@@ -175,6 +196,9 @@ static void fill_config(struct vdev *v)
 	c->page_size_cap = htole64(VIRTIO_RDMA_PAGE_SIZE);
 	c->max_qp = htole32(v->max_qp);
 	c->max_qp_wr = htole32(VDEV_MAX_QP_WR);
+	c->max_srq = htole32(v->max_qp ? v->max_qp - 1 : 0);	/* as the engine's limit */
+	c->max_srq_wr = htole32(VDEV_MAX_QP_WR);
+	c->max_srq_sge = htole32(ENG_MAX_SGE);
 	c->device_cap_flags = htole64(VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN);
 	c->max_send_sge = c->max_recv_sge = c->max_sge_rd = htole32(ENG_MAX_SGE);
 	c->max_cq = htole32(v->max_cq);
@@ -262,6 +286,7 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 		v->sync = *sync;
 	v->eng_ops = (struct eng_ops){
 		.gid = op_gid, .cq_event = op_cq_event, .async_error = op_async,
+		.srq_limit = op_srq_limit,
 	};
 	v->cqs = calloc(v->max_cq, sizeof(*v->cqs));
 	v->qps = calloc(v->max_qp, sizeof(*v->qps));

@@ -36,6 +36,8 @@ struct vdev_port {
 struct vdev_stats {
 	uint64_t ctrl_cmds, ctrl_errors;
 	uint64_t send_wqes, recv_wqes, refused_wqes;
+	uint64_t srq_wqes;		/* receive WQEs taken into SRQs */
+	uint64_t refused_srq_wqes;	/* malformed ones on an SRQ's queue: dropped */
 	uint64_t cqes, events, events_lost;
 	uint64_t broken;		/* times the device was marked broken */
 	uint64_t refused_mrs;		/* MR commands refused at max_mr or max_mr_pages */

@@ -45,6 +45,14 @@ struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn)
 	return k < v->max_qp && v->qps[k].eng == eqp ? &v->qps[k] : NULL;
 }
 
+struct vdev_qp *vdev_srq_get(struct vdev *v, uint32_t srqn)
+{
+	struct eng_srq *srq = eng_srq_get(v->eng, srqn);
+	uint32_t k = srq ? eng_srq_slot(srq) : v->max_qp;
+
+	return k < v->max_qp && v->qps[k].srq == srq ? &v->qps[k] : NULL;
+}
+
 /* A slot's queues start and end empty: the chains left there go back
  * unread (docs/virtio-rdma.md section 5). At most num a queue, each as
  * cheap as a page entry: counted as one against the poll's page budget. */
@@ -311,6 +319,8 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
 	struct vdev_cq *scq = cq_get(v, le32toh(q->send_cqn));
 	struct vdev_cq *rcq = cq_get(v, le32toh(q->recv_cqn));
+	uint32_t flags = le32toh(q->flags);
+	struct vdev_qp *srq = NULL;
 	struct eng_qp *eqp;
 	struct vdev_qp *qp;
 	uint32_t k;
@@ -320,6 +330,14 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (q->qp_type > VIRTIO_IB_QPT_UD || q->sq_sig_type > VIRTIO_IB_SIGNAL_REQ_WR)
 		return VIRTIO_RDMA_ERR_INVAL;
+	if (flags & ~VIRTIO_RDMA_CREATE_QP_SRQ)
+		return VIRTIO_RDMA_ERR_INVAL;
+	if (flags & VIRTIO_RDMA_CREATE_QP_SRQ) {
+		srq = vdev_srq_get(v, le32toh(q->srqn));
+		if (!srq)
+			return VIRTIO_RDMA_ERR_NOENT;
+		init.srq = srq->srq;
+	}
 	if (!pd || !scq || !rcq)
 		return VIRTIO_RDMA_ERR_NOENT;
 	init.qp_type = (enum eng_qp_type)q->qp_type;
@@ -331,7 +349,8 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	init.cap.max_send_sge = le32toh(q->max_send_sge);
 	init.cap.max_recv_sge = le32toh(q->max_recv_sge);
 	init.cap.max_inline_data = le32toh(q->max_inline_data);
-	if (init.cap.max_send_wr > VDEV_MAX_QP_WR || init.cap.max_recv_wr > VDEV_MAX_QP_WR)
+	if (init.cap.max_send_wr > VDEV_MAX_QP_WR ||
+	    (!srq && init.cap.max_recv_wr > VDEV_MAX_QP_WR))
 		return VIRTIO_RDMA_ERR_INVAL;
 	err = eng_qp_create(pd, &init, &eqp);
 	if (err)
@@ -344,6 +363,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
 	qp->send_cqn = le32toh(q->send_cqn);
+	qp->recv_cqn = le32toh(q->recv_cqn);
 	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
 	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0 };
 	r->qpn = htole32(eng_qp_num(eqp));
@@ -487,6 +507,82 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 	return st;
 }
 
+static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_create_srq *q = req;
+	struct virtio_rdma_rsp_create_srq *r = rsp;
+	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
+	struct eng_srq_attr a = { le32toh(q->max_wr), le32toh(q->max_sge), le32toh(q->srq_limit) };
+	struct eng_srq *srq;
+	uint32_t k;
+	int err;
+
+	if (!pd)
+		return VIRTIO_RDMA_ERR_NOENT;
+	if (a.max_wr > VDEV_MAX_QP_WR)
+		return VIRTIO_RDMA_ERR_INVAL;
+	err = eng_srq_create(pd, &a, &srq);
+	if (err)
+		return status_of(err);
+	k = eng_srq_slot(srq);	/* < max_qp: a QP slot */
+	empty_qp_slot(v, k);	/* posted before the SRQ existed: not for it */
+	memset(&v->qps[k], 0, sizeof(v->qps[k]));
+	v->qps[k].srq = srq;
+	v->qps[k].rq = (struct vdev_wq_limits){ 0, a.max_sge, 0 };
+	if (k >= v->qp_hi)
+		v->qp_hi = k + 1;
+	r->srqn = htole32(eng_srq_handle(srq));
+	r->srq_index = htole32(k);
+	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_modify_srq(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_modify_srq *q = req;
+	struct vdev_qp *s = vdev_srq_get(v, le32toh(q->srqn));
+	struct eng_srq_attr a = { .max_wr = le32toh(q->max_wr), .srq_limit = le32toh(q->srq_limit) };
+
+	(void)rsp;
+	if (!s)
+		return VIRTIO_RDMA_ERR_NOENT;
+	/* the IB bits are the engine's (ENG_SRQ_MAX_WR: UNSUPP) */
+	return status_of(eng_srq_modify(s->srq, &a, le32toh(q->attr_mask)));
+}
+
+static uint8_t cmd_query_srq(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_query_srq *q = req;
+	struct virtio_rdma_rsp_query_srq *r = rsp;
+	struct vdev_qp *s = vdev_srq_get(v, le32toh(q->srqn));
+	struct eng_srq_attr a;
+	int err;
+
+	if (!s)
+		return VIRTIO_RDMA_ERR_NOENT;
+	err = eng_srq_query(s->srq, &a);
+	if (err)
+		return status_of(err);
+	r->max_wr = htole32(a.max_wr);
+	r->max_sge = htole32(a.max_sge);
+	r->srq_limit = htole32(a.srq_limit);
+	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_destroy_srq(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_destroy_srq *q = req;
+	struct vdev_qp *s = vdev_srq_get(v, le32toh(q->srqn));
+	uint8_t st;
+
+	(void)rsp;
+	if (!s)
+		return VIRTIO_RDMA_ERR_NOENT;
+	st = slot_freed(eng_srq_destroy(s->srq), s, sizeof(*s));
+	if (!st)	/* the WQEs it still held go with it, as DESTROY_QP's */
+		empty_qp_slot(v, (uint32_t)(s - v->qps));
+	return st;
+}
+
 static uint8_t cmd_query_pkey(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_query_pkey *q = req;
@@ -597,6 +693,12 @@ static const struct {
 	CMD(ADD_GID, cmd_add_gid, sizeof(struct virtio_rdma_cmd_add_gid), 0),
 	CMD(DEL_GID, cmd_del_gid, sizeof(struct virtio_rdma_cmd_del_gid), 0),
 	CMD(REQ_NOTIFY_CQ, cmd_req_notify, sizeof(struct virtio_rdma_cmd_req_notify), 0),
+	CMD(CREATE_SRQ, cmd_create_srq, sizeof(struct virtio_rdma_cmd_create_srq),
+	    sizeof(struct virtio_rdma_rsp_create_srq)),
+	CMD(MODIFY_SRQ, cmd_modify_srq, sizeof(struct virtio_rdma_cmd_modify_srq), 0),
+	CMD(QUERY_SRQ, cmd_query_srq, sizeof(struct virtio_rdma_cmd_query_srq),
+	    sizeof(struct virtio_rdma_rsp_query_srq)),
+	CMD(DESTROY_SRQ, cmd_destroy_srq, sizeof(struct virtio_rdma_cmd_destroy_srq), 0),
 #undef CMD
 };
 

@@ -25,10 +25,14 @@ struct vdev_cq {
 	bool in_error;			/* overran: nothing but its event */
 };
 
+/* A QP slot k: a QP, an SRQ (its RQ virtqueue feeds the SRQ, its SQ takes
+ * nothing), or neither. */
 struct vdev_qp {
-	struct eng_qp *eng;		/* NULL: slot free */
+	struct eng_qp *eng;		/* NULL: no QP here */
+	struct eng_srq *srq;		/* with eng NULL: the slot is this SRQ's */
 	struct vdev_wq_limits sq, rq;
 	uint32_t send_cqn;		/* where its QP events go */
+	uint32_t recv_cqn;		/* where its SRQ limit events go */
 };
 
 struct vdev_mr {
@@ -70,9 +74,12 @@ uint32_t vdev_max_mr_pages(const struct vdev *v);
  * object; the SQ's and RQ's call eventfds are signalled, a CQ's is not.
  * How many. */
 unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max);
+unsigned int vdev_discard_sq(struct vdev *v, uint32_t k, unsigned int max);
 unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max);
 
 /* vdev_ctrl.c: a QP by its number, or NULL. */
 struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn);
+/* The slot of an SRQ by its handle, or NULL. */
+struct vdev_qp *vdev_srq_get(struct vdev *v, uint32_t srqn);
 
 #endif

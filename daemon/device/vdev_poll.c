@@ -87,16 +87,24 @@ static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool
 			err = vdev_parse_recv_wqe(v->wqe_buf, (size_t)len, &qp->rq, &w.r);
 		else
 			err = vdev_parse_send_wqe(v->wqe_buf, (size_t)len, &qp->sq, &w.s);
-		if (!err)
+		if (!err && !qp->eng)
+			err = eng_srq_post_recv(qp->srq, &w.r.wr);
+		else if (!err)
 			err = recv ? eng_post_recv(qp->eng, &w.r.wr) : eng_post_send(qp->eng, &w.s.wr);
-		if (err == -ENOMEM) {		/* the QP's queue is full: wait */
+		if (err == -ENOMEM) {		/* the QP's (SRQ's) queue is full: wait */
 			virtq_unpop(vq);
 			break;
 		}
-		if (err) {
+		if (err && !qp->eng) {
+			/* No QP to put in error: dropped and counted. A driver checks
+			 * num_sge itself, as ibv_post_srq_recv does. */
+			v->stats.refused_srq_wqes++;
+		} else if (err) {
 			v->stats.refused_wqes++;
 			eng_qp_refuse_wr(qp->eng, recv, vdev_wqe_wr_id(v->wqe_buf, len, recv),
 					 ENG_WC_LOC_QP_OP_ERR);
+		} else if (!qp->eng) {
+			v->stats.srq_wqes++;
 		} else if (recv) {
 			v->stats.recv_wqes++;
 		} else {
@@ -129,10 +137,15 @@ static unsigned int discard(struct vdev *v, struct virtq *vq, unsigned int max, 
 	return (unsigned int)n;
 }
 
-unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max)
+unsigned int vdev_discard_sq(struct vdev *v, uint32_t k, unsigned int max)
 {
 	return discard(v, &v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, k)], max, true,
-		       "send queue: malformed avail ring") +
+		       "send queue: malformed avail ring");
+}
+
+unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max)
+{
+	return vdev_discard_sq(v, k, max) +
 	       discard(v, &v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)], max, true,
 		       "receive queue: malformed avail ring");
 }
@@ -233,6 +246,11 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	if (virtq_ready(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ]))
 		n += poll_ctrl(v);
 	for (i = 0; i < v->qp_hi && !v->broken; i++) {
+		if (v->qps[i].srq) {	/* an SRQ's slot: its RQ only */
+			n += vdev_discard_sq(v, i, POLL_BUDGET);
+			n += poll_wq(v, &v->qps[i], i, true);
+			continue;
+		}
 		if (!v->qps[i].eng) {
 			n += vdev_discard_wq(v, i, POLL_BUDGET);
 			continue;
@@ -261,6 +279,8 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
 	 * the message arrives (UC and UD have no RNR to fall back on): take
 	 * what the receive queue holds first. */
 	qp = vdev_qp_get(v, pkt->h.dqpn);
+	if (qp && eng_qp_srq(qp->eng))
+		qp = &v->qps[eng_srq_slot(eng_qp_srq(qp->eng))];
 	if (qp)
 		poll_wq(v, qp, (uint32_t)(qp - v->qps), true);
 	if (!v->broken)

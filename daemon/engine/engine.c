@@ -323,7 +323,7 @@ uint64_t eng_poll(struct eng_dev *dev)
 	for (i = 0; i < dev->qps.cap; i++) {
 		struct eng_qp *qp = dev->qps.slot[i];
 
-		if (!qp)
+		if (!qp || qp == ENG_SRQ_SLOT)
 			continue;
 		/* READ responses first: an ACK for later PSNs must not overtake
 		 * them (9.7.5.1.5). Then one coalesced ACK for what came in. */

@@ -231,6 +231,7 @@ struct eng_pd;
 struct eng_mr;
 struct eng_cq;
 struct eng_qp;
+struct eng_srq;
 
 /* How the engine reaches memory: [off, off + len) of an MR's backing store
  * to a host pointer, with how many bytes from there are contiguous (>= 1),
@@ -262,6 +263,9 @@ struct eng_ops {
 	void (*cq_event)(void *ctx, struct eng_cq *cq, bool solicited);
 	/* An asynchronous error: a CQ overrun, a QP that went to ERR. */
 	void (*async_error)(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event);
+	/* An armed SRQ fell below its limit when qp took a WQE from it
+	 * (IBA 10.2.9.4; the limit is disarmed now). May be NULL. */
+	void (*srq_limit)(void *ctx, struct eng_srq *srq, struct eng_qp *qp);
 };
 
 enum eng_async_event {
@@ -334,6 +338,7 @@ uint32_t eng_cq_handle(const struct eng_cq *cq);
 struct eng_qp_init_attr {
 	enum eng_qp_type qp_type;
 	struct eng_cq *send_cq, *recv_cq;
+	struct eng_srq *srq;	/* receives come from it (cap.max_recv_* unused) */
 	struct eng_qp_cap cap;
 	bool sq_sig_all;
 };
@@ -360,5 +365,31 @@ struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn);	/* or N
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp);
 const struct eng_counters *eng_qp_counters(const struct eng_qp *qp);
 const char *eng_qp_state_name(enum eng_qp_state s);
+struct eng_srq *eng_qp_srq(const struct eng_qp *qp);	/* or NULL */
+
+/* Shared receive queues (IBA 10.2.9): one ring of receive WQEs that the QPs
+ * created on it take from, in order, as messages arrive. An SRQ holds one
+ * of the device's QP slots (handles below max_qp), so that the device
+ * model can give it that slot's receive queue. */
+struct eng_srq_attr {
+	uint32_t max_wr, max_sge;
+	uint32_t srq_limit;	/* 0: disarmed */
+};
+
+/* ibv_srq_attr_mask */
+enum eng_srq_attr_mask { ENG_SRQ_MAX_WR = 1 << 0, ENG_SRQ_LIMIT = 1 << 1 };
+
+int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct eng_srq **srq);
+int eng_srq_destroy(struct eng_srq *srq);	/* -EBUSY while QPs use it */
+/* ENG_SRQ_LIMIT arms the limit (0 disarms; above max_wr: -EINVAL);
+ * ENG_SRQ_MAX_WR (resizing) is -EOPNOTSUPP. */
+int eng_srq_modify(struct eng_srq *srq, const struct eng_srq_attr *attr, unsigned int mask);
+int eng_srq_query(const struct eng_srq *srq, struct eng_srq_attr *attr);
+/* -EINVAL: a bad request; -ENOMEM: max_wr WQEs are waiting already. */
+int eng_srq_post_recv(struct eng_srq *srq, const struct eng_recv_wr *wr);
+uint32_t eng_srq_handle(const struct eng_srq *srq);	/* small, < max_qp - 1 */
+uint32_t eng_srq_slot(const struct eng_srq *srq);	/* the QP slot it holds */
+uint32_t eng_srq_count(const struct eng_srq *srq);	/* WQEs waiting */
+struct eng_srq *eng_srq_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 
 #endif

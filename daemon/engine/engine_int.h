@@ -47,13 +47,14 @@ struct eng_dev {
 	void *ctx;
 	struct eng_tx tx;
 	struct eng_table pds, mrs, cqs, qps;	/* by handle */
+	struct eng_table srqs;		/* by handle; each also holds a slot of qps */
 	struct eng_idmap mr_keys, qpns;		/* by the names peers see */
 };
 
 struct eng_pd {
 	struct eng_dev *dev;
 	uint32_t index;
-	uint32_t users;		/* MRs and QPs */
+	uint32_t users;		/* MRs, QPs and SRQs */
 };
 
 struct eng_mr {
@@ -103,6 +104,23 @@ struct eng_wq {
 	uint32_t size, head, count;
 };
 
+/* What an SRQ's slot in dev->qps holds: not a QP, so loops over QPs skip it. */
+extern char eng_srq_slot_mark;
+#define ENG_SRQ_SLOT ((void *)&eng_srq_slot_mark)
+
+struct eng_srq {
+	struct eng_dev *dev;
+	struct eng_pd *pd;
+	uint32_t index;		/* the handle */
+	uint32_t slot;		/* in dev->qps */
+	uint32_t users;		/* QPs */
+	uint32_t max_sge;
+	uint32_t limit;		/* armed when non-zero (IBA 10.2.9.4) */
+	struct eng_wq rq;
+	struct eng_rwqe *rwqe;
+	struct eng_sge *sge_pool;
+};
+
 struct eng_qp {
 	struct eng_dev *dev;
 	struct eng_pd *pd;
@@ -115,6 +133,10 @@ struct eng_qp {
 	struct eng_rwqe *rwqe;
 	struct eng_sge *sge_pool;	/* backing of every WQE's sge[] */
 	uint8_t *inline_pool;
+	/* On an SRQ: the WQE taken from it for the message being received,
+	 * held until that message ends (IBA 10.2.9.5: one WQE per message). */
+	struct eng_rwqe srq_wqe;
+	bool srq_held;
 
 	struct {			/* requester: WQEs to packets */
 		uint32_t psn;		/* next PSN to send */
@@ -244,6 +266,14 @@ int eng_req_step(struct eng_qp *qp);		/* req.c */
 int eng_resp_send_reads(struct eng_qp *qp);	/* resp.c: pending READ responses */
 void eng_comp_timers(struct eng_qp *qp, uint64_t now);	/* comp.c */
 void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* resp.c */
+uint64_t eng_sge_total(const struct eng_sge *sge, unsigned int n);
+/* Fill a receive WQE (its sge[] has room for n). */
+void eng_rwqe_set(struct eng_rwqe *w, uint64_t wr_id, const struct eng_sge *sge, unsigned int n);
+/* The receive WQE for the next (or current) message: the head of the QP's
+ * RQ, or one taken from its SRQ; NULL if there is none (srq.c). */
+struct eng_rwqe *eng_rq_head(struct eng_qp *qp);
+/* The head receive WQE was used up (completed). */
+void eng_rq_retire(struct eng_qp *qp);
 void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* comp.c */
 
 #endif

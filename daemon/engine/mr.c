@@ -184,6 +184,7 @@ struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct e
 	dev->mrs.max = ENG_MAX_MR;
 	dev->cqs.max = ENG_MAX_QP;
 	dev->qps.max = ENG_MAX_QP;
+	dev->srqs.max = ENG_MAX_QP - 1;
 	return dev;
 }
 
@@ -196,6 +197,7 @@ void eng_dev_free(struct eng_dev *dev)
 	eng_table_free(&dev->mrs);
 	eng_table_free(&dev->cqs);
 	eng_table_free(&dev->qps);
+	eng_table_free(&dev->srqs);
 	eng_idmap_free(&dev->mr_keys);
 	eng_idmap_free(&dev->qpns);
 	free(dev);
@@ -288,6 +290,8 @@ void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, u
 	dev->mrs.max = max_mr < ENG_MAX_MR ? max_mr : ENG_MAX_MR;
 	dev->cqs.max = max_cq < ENG_MAX_QP ? max_cq : ENG_MAX_QP;
 	dev->qps.max = max_qp < ENG_MAX_QP ? max_qp : ENG_MAX_QP;
+	/* Each holds a QP slot too, and is of use only with a QP beside it. */
+	dev->srqs.max = dev->qps.max ? dev->qps.max - 1 : 0;
 }
 
 int eng_mr_dereg(struct eng_mr *mr)

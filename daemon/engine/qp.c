@@ -181,6 +181,18 @@ static void flush_rq(struct eng_qp *qp)
 {
 	struct eng_wc wc;
 
+	/* On an SRQ only the WQE this QP took is its own (IBA 10.2.9.5); the
+	 * rest stay for the other QPs. */
+	if (qp->srq_held) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = qp->srq_wqe.wr_id;
+		wc.status = ENG_WC_WR_FLUSH_ERR;
+		wc.opcode = ENG_WC_RECV;
+		wc.qp_num = qp->qpn;
+		if (eng_cq_post(qp->init.recv_cq, &wc, false))
+			eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
+		qp->srq_held = false;
+	}
 	while (qp->rq.count) {
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = qp->rwqe[qp->rq.head].wr_id;
@@ -277,6 +289,7 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		/* IBA 10.3.1: RESET empties the queues and forgets the attributes. */
 		wq_clear(&qp->sq);
 		wq_clear(&qp->rq);
+		qp->srq_held = false;
 		memset(q, 0, sizeof(*q));
 		memset(&qp->req, 0, sizeof(qp->req));
 		memset(&qp->comp, 0, sizeof(qp->comp));
@@ -336,20 +349,26 @@ static void qp_free(struct eng_qp *qp)
 	free(qp->sge_pool);
 	free(qp->inline_pool);
 	free(qp->rd_res);
+	free(qp->srq_wqe.sge);
 	free(qp);
 }
 
 int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct eng_qp **out)
 {
-	const struct eng_qp_cap *c = &init->cap;
+	const struct eng_qp_cap *c;
 	struct eng_qp *qp;
 	struct eng_sge *sge;
 	uint32_t i;
 	int err;
 
+	/* IBA 10.2.9: an SRQ serves the QPs of its own PD. */
+	if (init->srq && init->srq->pd != pd)
+		return -EINVAL;
+	c = &init->cap;
 	if (type_index(init->qp_type) < 0 || !init->send_cq || !init->recv_cq ||
-	    !c->max_send_wr || c->max_send_wr > ENG_MAX_WR || c->max_recv_wr > ENG_MAX_WR ||
-	    c->max_send_sge > ENG_MAX_SGE || c->max_recv_sge > ENG_MAX_SGE ||
+	    !c->max_send_wr || c->max_send_wr > ENG_MAX_WR ||
+	    c->max_send_sge > ENG_MAX_SGE ||
+	    (!init->srq && (c->max_recv_wr > ENG_MAX_WR || c->max_recv_sge > ENG_MAX_SGE)) ||
 	    c->max_inline_data > ENG_MAX_INLINE)
 		return -EINVAL;
 	qp = calloc(1, sizeof(*qp));
@@ -358,6 +377,15 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	qp->dev = pd->dev;
 	qp->pd = pd;
 	qp->init = *init;
+	c = &qp->init.cap;
+	if (init->srq) {	/* ibv_create_qp ignores the receive caps then */
+		qp->init.cap.max_recv_wr = qp->init.cap.max_recv_sge = 0;
+		qp->srq_wqe.sge = calloc(init->srq->max_sge + 1, sizeof(*qp->srq_wqe.sge));
+		if (!qp->srq_wqe.sge) {
+			err = -ENOMEM;
+			goto free_qp;
+		}
+	}
 	qp->sq.size = c->max_send_wr;
 	qp->rq.size = c->max_recv_wr ? c->max_recv_wr : 1;
 	qp->swqe = calloc(qp->sq.size, sizeof(*qp->swqe));
@@ -387,6 +415,8 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	pd->users++;
 	init->send_cq->users++;
 	init->recv_cq->users++;
+	if (init->srq)
+		init->srq->users++;
 	*out = qp;
 	return 0;
 
@@ -404,6 +434,8 @@ int eng_qp_destroy(struct eng_qp *qp)
 	qp->pd->users--;
 	qp->init.send_cq->users--;
 	qp->init.recv_cq->users--;
+	if (qp->init.srq)
+		qp->init.srq->users--;
 	qp_free(qp);
 	return 0;
 }
@@ -442,7 +474,7 @@ static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 	return false;
 }
 
-static uint64_t sge_total(const struct eng_sge *sge, unsigned int n)
+uint64_t eng_sge_total(const struct eng_sge *sge, unsigned int n)
 {
 	uint64_t len = 0;
 
@@ -465,7 +497,7 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	    wr->num_sge > qp->init.cap.max_send_sge || (wr->num_sge && !wr->sg_list) ||
 	    (qp->init.qp_type == ENG_QPT_UD && !wr->ud.ah))
 		return -EINVAL;
-	len = sge_total(wr->sg_list, wr->num_sge);
+	len = eng_sge_total(wr->sg_list, wr->num_sge);
 	if (len > ENG_MAX_MSG ||
 	    (inl && (wr->opcode == ENG_WR_RDMA_READ || len > qp->init.cap.max_inline_data)))
 		return -EINVAL;
@@ -495,23 +527,30 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	return 0;
 }
 
+void eng_rwqe_set(struct eng_rwqe *w, uint64_t wr_id, const struct eng_sge *sge, unsigned int n)
+{
+	w->wr_id = wr_id;
+	w->num_sge = n;
+	w->length = eng_sge_total(sge, n);
+	if (n)	/* sge may be NULL for none */
+		memcpy(w->sge, sge, n * sizeof(*w->sge));
+}
+
 int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr)
 {
 	struct eng_rwqe *w;
 
+	if (qp->init.srq)	/* ibv_post_recv on an SRQ's QP: post to the SRQ */
+		return -EINVAL;
 	if (qp->attr.qp_state == ENG_QPS_RESET || wr->num_sge > qp->init.cap.max_recv_sge ||
 	    (wr->num_sge && !wr->sg_list) || !qp->init.cap.max_recv_wr)
 		return -EINVAL;
-	if (sge_total(wr->sg_list, wr->num_sge) > ENG_MAX_MSG)
+	if (eng_sge_total(wr->sg_list, wr->num_sge) > ENG_MAX_MSG)
 		return -EINVAL;
 	if (qp->rq.count == qp->rq.size)
 		return -ENOMEM;
 	w = &qp->rwqe[(qp->rq.head + qp->rq.count) % qp->rq.size];
-	w->wr_id = wr->wr_id;
-	w->num_sge = wr->num_sge;
-	w->length = sge_total(wr->sg_list, wr->num_sge);
-	if (wr->num_sge)
-		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(*w->sge));
+	eng_rwqe_set(w, wr->wr_id, wr->sg_list, wr->num_sge);
 	qp->rq.count++;
 	if (qp->attr.qp_state == ENG_QPS_ERR)
 		flush_queues(qp);

@@ -23,7 +23,7 @@ static enum eng_wc_status scatter(struct eng_qp *qp, struct eng_rwqe *w, uint64_
 static void recv_complete(struct eng_qp *qp, enum eng_wc_status st, enum eng_wc_opcode op,
 			  uint32_t byte_len, const struct roce_pkt *pkt)
 {
-	struct eng_rwqe *w = &qp->rwqe[qp->rq.head];
+	struct eng_rwqe *w = eng_rq_head(qp);
 	struct eng_wc wc = {
 		.wr_id = w->wr_id, .status = st, .opcode = op, .byte_len = byte_len,
 		.qp_num = qp->qpn,
@@ -39,8 +39,7 @@ static void recv_complete(struct eng_qp *qp, enum eng_wc_status st, enum eng_wc_
 	}
 	if (eng_cq_post(qp->init.recv_cq, &wc, pkt->h.se))
 		eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
-	qp->rq.head = (qp->rq.head + 1) % qp->rq.size;
-	qp->rq.count--;
+	eng_rq_retire(qp);
 }
 
 /* IBA 11.4.1.1 / rxe: the 40-byte GRH area at the head of a UD receive
@@ -58,19 +57,21 @@ static void ud_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	struct roce_frag f = { grh, sizeof(grh) };
 	struct roce_pkt g = { .frags = &f, .nfrags = 1, .payload_len = sizeof(grh), .op = pkt->op };
 	enum eng_wc_status st;
+	struct eng_rwqe *w;
 
 	if (pkt->h.deth.qkey != qp->attr.qkey) {
 		eng_count(qp, ENG_CNT_DROP_QKEY);
 		return;
 	}
-	if (!qp->rq.count) {
+	w = eng_rq_head(qp);	/* on an SRQ: taken from it now */
+	if (!w) {
 		eng_count(qp, ENG_CNT_DROP_UD_NO_RECV);
 		return;
 	}
 	build_grh(pkt, grh);
-	st = scatter(qp, &qp->rwqe[qp->rq.head], 0, &g, 0, sizeof(grh));
+	st = scatter(qp, w, 0, &g, 0, sizeof(grh));
 	if (st == ENG_WC_SUCCESS)
-		st = scatter(qp, &qp->rwqe[qp->rq.head], sizeof(grh), pkt, 0, pkt->payload_len);
+		st = scatter(qp, w, sizeof(grh), pkt, 0, pkt->payload_len);
 	recv_complete(qp, st, ENG_WC_RECV, sizeof(grh) + pkt->payload_len, pkt);
 	if (st != ENG_WC_SUCCESS) {
 		eng_count(qp, st == ENG_WC_LOC_LEN_ERR ? ENG_CNT_ERR_LOCAL_LENGTH :
@@ -328,9 +329,11 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		}
 	}
 	/* A receive WQE is needed for SENDs and for WRITE with immediate; with
-	 * none posted, RC says RNR and the requester tries again (9.7.5.2.8). */
+	 * none posted (on the QP's RQ or its SRQ: one is taken from the SRQ
+	 * here and held to the message's end), RC says RNR and the requester
+	 * tries again (9.7.5.2.8, 10.2.9.5). */
 	if (((kind == ROCE_F_SEND && (op->mask & ROCE_F_START)) ||
-	     (kind == ROCE_F_WRITE && (op->mask & ROCE_F_IMM))) && !qp->rq.count) {
+	     (kind == ROCE_F_WRITE && (op->mask & ROCE_F_IMM))) && !eng_rq_head(qp)) {
 		if (rc) {
 			eng_count(qp, ENG_CNT_NAK_SENT_RNR);
 			eng_send_ack(qp, AETH_RNR_NAK | qp->attr.min_rnr_timer, pkt->h.psn);
@@ -343,7 +346,7 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	}
 
 	if (kind == ROCE_F_SEND) {
-		st = scatter(qp, &qp->rwqe[qp->rq.head], qp->resp.offset, pkt, 0, pkt->payload_len);
+		st = scatter(qp, eng_rq_head(qp), qp->resp.offset, pkt, 0, pkt->payload_len);
 		if (st != ENG_WC_SUCCESS) {
 			recv_complete(qp, st, ENG_WC_RECV, 0, pkt);
 			resp_error(qp, AETH_NAK_INVALID, st == ENG_WC_LOC_LEN_ERR ?

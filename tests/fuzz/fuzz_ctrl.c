@@ -80,6 +80,10 @@ static size_t req_size(uint8_t cmd)
 	case VIRTIO_CMD_ADD_GID: return sizeof(struct virtio_rdma_cmd_add_gid);
 	case VIRTIO_CMD_DEL_GID: return sizeof(struct virtio_rdma_cmd_del_gid);
 	case VIRTIO_CMD_REQ_NOTIFY_CQ: return sizeof(struct virtio_rdma_cmd_req_notify);
+	case VIRTIO_CMD_CREATE_SRQ: return sizeof(struct virtio_rdma_cmd_create_srq);
+	case VIRTIO_CMD_MODIFY_SRQ: return sizeof(struct virtio_rdma_cmd_modify_srq);
+	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_cmd_query_srq);
+	case VIRTIO_CMD_DESTROY_SRQ: return sizeof(struct virtio_rdma_cmd_destroy_srq);
 	default: return 0;
 	}
 }
@@ -97,6 +101,8 @@ static size_t rsp_size(uint8_t cmd)
 	case VIRTIO_CMD_CREATE_QP: return sizeof(struct virtio_rdma_rsp_create_qp);
 	case VIRTIO_CMD_QUERY_QP: return sizeof(struct virtio_rdma_rsp_query_qp);
 	case VIRTIO_CMD_QUERY_PKEY: return sizeof(struct virtio_rdma_rsp_query_pkey);
+	case VIRTIO_CMD_CREATE_SRQ: return sizeof(struct virtio_rdma_rsp_create_srq);
+	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_rsp_query_srq);
 	default: return 0;
 	}
 }
@@ -136,6 +142,8 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 		 * (QPNs are random), else a number no QP has */
 		memcpy(&u32, req, 4);
 		qp = eng_table_get(&v.eng->qps, u32 % 8);
+		if (qp == ENG_SRQ_SLOT)	/* an SRQ's slot holds no QP */
+			qp = NULL;
 		u32 = qp ? eng_qp_num(qp) : VIRTIO_RDMA_FIRST_QPN - 1;
 		memcpy(req, &u32, 4);
 		break;

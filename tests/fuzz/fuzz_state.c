@@ -25,7 +25,8 @@
  * with length 0 unwritten, a slot's queues empty after CREATE and DESTROY
  * and a WQE posted to a slot without a QP given back at the next poll (a
  * WQE for a stale QPN goes to a slot the QPN picks, as a driver racing its
- * DESTROY would post; docs/virtio-rdma.md section 5), and the device stays
+ * DESTROY would post; docs/virtio-rdma.md section 5; an SRQ's slot gives
+ * back what its SQ is given), and the device stays
  * live unless a vhost-user record broke it (it is then reconnected, as
  * vm_server.c would). FUZZ_VERBOSE=1 keeps the daemon's log and prints each
  * record.
@@ -136,9 +137,9 @@ struct f_mr {
 };
 
 #define KEEP 8u
-static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP];
+static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP], srqns[KEEP];
 static struct f_mr mrs[KEEP];
-static unsigned int n_pd, n_cq, n_mr, n_qp;	/* free-running: the newest replace the oldest */
+static unsigned int n_pd, n_cq, n_mr, n_qp, n_srq;	/* free-running: the newest replace the oldest */
 static uint16_t avail_idx[N_VQS], used_seen[N_VQS];
 static uint8_t cq_out[N_VQS];		/* CQ buffers made available, a bit each */
 static bool cq_live[N_SLOTS];		/* by cqn: give its buffers back to it */
@@ -345,7 +346,7 @@ static void connect_device(void)
 	}
 	for (q = 0; q < N_VQS; q++)
 		CHECK(setup_queue(q));
-	n_pd = n_cq = n_mr = n_qp = 0;
+	n_pd = n_cq = n_mr = n_qp = n_srq = 0;
 	memset(cq_live, 0, sizeof(cq_live));
 	memset(slot_qpn, 0, sizeof(slot_qpn));
 }
@@ -477,10 +478,22 @@ static void op_dereg_mr(void)
 	ctrl(VIRTIO_CMD_DEREG_MR, &q, sizeof(q), NULL, 0);
 }
 
+/* CREATE_QP; a new QP is kept, its slot's queues must be empty. */
+static void create_qp(const struct virtio_rdma_cmd_create_qp *q)
+{
+	struct virtio_rdma_rsp_create_qp r;
+
+	if (ctrl(VIRTIO_CMD_CREATE_QP, q, sizeof(*q), &r, sizeof(r)))
+		return;
+	KEEP_ADD(qpns, n_qp, r.qpn);
+	CHECK(r.qp_index < vmcfg.max_qp);
+	slot_qpn[r.qp_index] = r.qpn;
+	check_empty_qp_slot(r.qp_index);
+}
+
 static void op_create_qp(void)
 {
 	struct virtio_rdma_cmd_create_qp q = { 0 };
-	struct virtio_rdma_rsp_create_qp r;
 	uint8_t b;
 
 	q.qp_type = (uint8_t)(VIRTIO_IB_QPT_RC + u8() % 3);
@@ -493,12 +506,7 @@ static void op_create_qp(void)
 	q.max_recv_wr = 1u + (b >> 4) % 8u;
 	q.max_send_sge = q.max_recv_sge = 2;
 	q.max_inline_data = b & 0x80 ? 64 : 0;
-	if (ctrl(VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r)))
-		return;
-	KEEP_ADD(qpns, n_qp, r.qpn);
-	CHECK(r.qp_index < vmcfg.max_qp);
-	slot_qpn[r.qp_index] = r.qpn;
-	check_empty_qp_slot(r.qp_index);
+	create_qp(&q);
 }
 
 static uint8_t modify(uint32_t qpn, uint32_t mask, const struct virtio_rdma_qp_attr *a)
@@ -645,7 +653,9 @@ static uint32_t wq_slot(uint32_t qpn)
 static void posted(uint32_t k)
 {
 	poll_device(1);
-	if (!slot_qpn[k] && k < v.qp_hi)
+	if (v.eng && eng_table_get(&v.eng->qps, k) == ENG_SRQ_SLOT)	/* an SRQ's slot */
+		check_empty(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, k));
+	else if (!slot_qpn[k] && k < v.qp_hi)
 		check_empty_qp_slot(k);
 }
 
@@ -879,10 +889,81 @@ static void op_vhost(void)
 	drain();
 }
 
+/* The slot of a kept SRQ, or -1. */
+static int srq_slot(uint32_t srqn)
+{
+	struct eng_srq *s = v.eng ? eng_srq_get(v.eng, srqn) : NULL;
+
+	return s ? (int)eng_srq_slot(s) : -1;
+}
+
+/* SRQs (docs/virtio-rdma.md sections 4, 5): create one in a slot, a QP on
+ * one, modify / query / destroy, a receive WQE on an SRQ's slot. */
+static void op_srq(void)
+{
+	uint8_t what = u8() % 6, b = u8(), c = u8();
+	uint32_t h = pick(srqns, n_srq, b);
+	int k;
+
+	if (what == 0) {
+		struct virtio_rdma_cmd_create_srq q = { pick(pdns, n_pd, b), 1u + c % 8u, 2,
+							(c >> 3) % 10u };
+		struct virtio_rdma_rsp_create_srq r;
+
+		if (ctrl(VIRTIO_CMD_CREATE_SRQ, &q, sizeof(q), &r, sizeof(r)))
+			return;
+		KEEP_ADD(srqns, n_srq, r.srqn);
+		CHECK(r.srq_index < vmcfg.max_qp && !slot_qpn[r.srq_index]);
+		check_empty_qp_slot(r.srq_index);
+	} else if (what == 1) {
+		struct virtio_rdma_cmd_create_qp q = {
+			.pdn = pick(pdns, n_pd, c), .qp_type = VIRTIO_IB_QPT_RC + c % 3,
+			.send_cqn = pick(cqns, n_cq, c >> 2), .recv_cqn = pick(cqns, n_cq, c >> 4),
+			.max_send_wr = 4, .max_send_sge = 2, .flags = VIRTIO_RDMA_CREATE_QP_SRQ,
+			.srqn = h,
+		};
+		create_qp(&q);
+	} else if (what == 2) {
+		struct virtio_rdma_cmd_modify_srq q = { h, c % 4u, 8, c >> 2 };
+
+		ctrl(VIRTIO_CMD_MODIFY_SRQ, &q, sizeof(q), NULL, 0);
+	} else if (what == 3) {
+		struct virtio_rdma_rsp_query_srq r;
+
+		ctrl(VIRTIO_CMD_QUERY_SRQ, &h, sizeof(h), &r, sizeof(r));
+	} else if (what == 4) {
+		k = srq_slot(h);
+		if (!ctrl(VIRTIO_CMD_DESTROY_SRQ, &h, sizeof(h), NULL, 0)) {
+			CHECK(k >= 0);
+			check_empty_qp_slot((uint32_t)k);
+		}
+	} else {
+		uint8_t buf[sizeof(struct virtio_rdma_cmd_post_recv) + 3 * 16];
+		struct virtio_rdma_cmd_post_recv *w = (void *)buf;
+		uint8_t nsge = c % 4, i;	/* 3: more than the SRQ's max_sge */
+
+		k = srq_slot(h);
+		if (k < 0)
+			return;
+		memset(buf, 0, sizeof(buf));
+		w->num_sge = nsge;
+		w->wr_id = 0x200u + b;
+		for (i = 0; i < nsge; i++) {
+			struct virtio_rdma_sge s;
+
+			sge_in(&s, u8(), u16(), u16());
+			memcpy(buf + sizeof(*w) + i * 16u, &s, 16);
+		}
+		if (post_chain(VIRTIO_RDMA_RQ_VQ(vmcfg.max_cq, (uint32_t)k), buf,
+			       sizeof(*w) + nsge * 16u))
+			posted((uint32_t)k);
+	}
+}
+
 static void (*const ops[])(void) = {
 	op_create_pd, op_create_cq, op_reg_mr, op_dereg_mr, op_create_qp, op_connect,
 	op_modify_state, op_destroy, op_post_send, op_post_recv, op_poll, op_deliver,
-	op_frame, op_notify, op_vhost,
+	op_frame, op_notify, op_vhost, op_srq,
 };
 #define OP_MAX (sizeof(ops) / sizeof(ops[0]))
 

@@ -59,6 +59,11 @@ r += rec(17, struct.pack('<HHI', 1, 0, 1))              # DEL_GID
 r += rec(18, struct.pack('<II', 0, 2))                  # REQ_NOTIFY_CQ
 r += rec(14, struct.pack('<I', 16), fix=True)                     # DESTROY_QP
 r += rec(14, struct.pack('<I', 17), fix=True)
+r += rec(19, struct.pack('<IIII', 0, 16, 1, 4))         # CREATE_SRQ -> 0, limit 4
+r += rec(11, struct.pack('<IBBHIIIIIIIII24x', 0, 2, 0, 0, 16, 2, 0, 0, 0, 1, 0, 1, 0))  # RC on SRQ 0
+r += rec(20, struct.pack('<IIII', 0, 2, 0, 2))          # MODIFY_SRQ limit 2
+r += rec(21, struct.pack('<I', 0))                      # QUERY_SRQ
+r += rec(22, struct.pack('<I', 0))                      # DESTROY_SRQ: BUSY
 for m in range(4):
     r += rec(10, struct.pack('<I', m))                  # DEREG_MR
 r += rec(3, struct.pack('<I', 0)) + rec(3, struct.pack('<I', 1))

@@ -58,6 +58,16 @@ def deliver(n=16, mode=0):
     return bytes([11, n - 1]) + struct.pack('<H', mode)
 
 
+def srq(what, b=0, c=0, sges=()):
+    # what: 0 create (c: max_wr 1 + c % 8, limit c >> 3), 1 an RC QP on it
+    # (c = 0x30: RC, send CQ 0, recv CQ 1), 2 modify, 3 query, 4 destroy,
+    # 5 a receive on its slot (c % 4 SGEs)
+    r = bytes([15, what, b, c])
+    for (which, off, length) in sges:
+        r += bytes([which]) + struct.pack('<HH', off, length)
+    return r
+
+
 def flow(n=8):
     return (poll() + deliver()) * n
 
@@ -79,6 +89,9 @@ seeds = {
     send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
     'ud_send': setup + qp(UD) + qp(UD) + connect(0, 1) + recv(1, [(1, 0, 2048)]) +
     send(0, SEND, sges=[(0, 0, 200)], ud_peer=1) + flow(),
+    'rc_srq': setup + srq(0, c=7 | 2 << 3) + qp(RC) + srq(1, c=0x30) + connect(0, 1) +
+    srq(5, c=1, sges=[(1, 0, 8192)]) + srq(5, c=1, sges=[(1, 0, 8192)]) +
+    send(0, SEND, sges=[(0, 0, 2500)]) + send(0, SEND, sges=[(0, 0, 100)]) + flow(),
     'rc_lossy': setup + qp(RC) + qp(RC) + connect(0, 1) +
     send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) +
     (poll() + deliver(mode=0x1111) + poll(adv=0x85)) * 6,

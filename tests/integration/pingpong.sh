@@ -1,5 +1,5 @@
 #!/bin/bash
-# vrdma-pingpong, rdma-core's ibv_{rc,uc,ud}_pingpong on libvrdma: a server
+# vrdma-pingpong, rdma-core's ibv_{rc,uc,ud,srq}_pingpong on libvrdma: a server
 # on VM alpha, a client on VM beta of one daemon (loopback: no NIC on the
 # data path), their TCP exchange over the namespace's addresses. RC, UC and
 # UD, sizes across the path MTU, -c, -e, the output's form, and the errors.
@@ -122,6 +122,31 @@ check "ud: -e, 100 B, -r 2" pair ude 100 500 -T ud -e -r 2
 check "ud: long options (--size --iters --gid-idx --chk --events --rx-depth)" \
 	pair udlong 512 300 --type=ud --gid-idx=0 --chk --events --rx-depth=16
 
+# -T srq (ibv_srq_pingpong): -q RC QPs on one SRQ, an address line per QP
+# each way, the SRQ's receives taken by whichever QP a message arrives on.
+# max_qp 4: 3 QPs and the SRQ's slot.
+srq_ok() {	# NAME SIZE ITERS NQP
+	local name=$1 size=$2 iters=$3 q=$4 side f
+	for side in srv cli; do
+		f=$TMP/$name.$side
+		if [ -s "$f.err" ]; then echo "    $name $side stderr:"; sed 's/^/      /' "$f.err" | head -20; return 1; fi
+		[ "$(grep -Ec "$LOCAL_RE" "$f.out")" = "$q" ] && [ "$(grep -Ec "$REMOTE_RE" "$f.out")" = "$q" ] &&
+			grep -q "^$((size * iters * 2)) bytes in " "$f.out" && grep -q "^$iters iters in " "$f.out" &&
+			[ "$(wc -l < "$f.out")" = $((2 * q + 2)) ] ||
+			{ echo "    $name $side stdout:"; sed 's/^/      /' "$f.out"; return 1; }
+	done
+	[ "$SRC" = 0 ] && [ "$CRC" = 0 ] || { echo "    exit codes: server $SRC, client $CRC"; return 1; }
+	grep -m1 usec/iter "$TMP/$name.cli.out" | sed 's/^/    /'
+}
+srq_pair() {	# NAME SIZE ITERS NQP ARGS...
+	local name=$1 size=$2 iters=$3 q=$4
+	shift 4
+	run_pair "$name" "-T srq -q $q -s $size -n $iters $*" "-T srq -q $q -s $size -n $iters $*"
+	srq_ok "$name" "$size" "$iters" "$q"
+}
+check "srq: -q 3, 4096 B, 300 iterations" srq_pair srq 4096 300 3
+check "srq: -q 1, 65536 B, -m 1024, -e, -r 4" srq_pair srq1 65536 50 1 -m 1024 -e -r 4
+
 # -c on the server only: the client sent its buffer as it was (0x7b, no
 # zero at each page's start), so every page is reported as rdma-core does,
 # and (unlike rdma-core) the exit code says so.
@@ -192,6 +217,11 @@ check "ud: -s 2048 above the port MTU: exit 1, rdma-core's words" \
 	fails udbig "Requested size larger than port MTU (1024)" -d "$TMP/alpha.sock" -T ud -s 2048
 check "-g 5 (an empty GID entry): exit 1" \
 	fails badgid "can't read sgid of index 5" -d "$TMP/alpha.sock" -g 5
+check "srq: -q 3 -r 2 (fewer receives than QPs): exit 1, rdma-core's words" \
+	fails srqdepth "rx_depth 2 is too small for 3 QPs" -d "$TMP/alpha.sock" -T srq -q 3 -r 2
+check "-q without -T srq: exit 1" fails qnosrq "is an option of -T srq only" -d "$TMP/alpha.sock" -q 2
+check "srq: -q 4 (the SRQ needs a slot of max_qp 4): exit 1" \
+	fails srqslots "Couldn't create QP\[3\]" -d "$TMP/alpha.sock" -T srq -q 4
 check "a client with no server: exit 1, \"Couldn't connect\"" \
 	fails noserver "Couldn't connect to 127.0.0.1:17999" -d "$TMP/beta.sock" -p 17999 127.0.0.1
 help_ok() { pp -h | grep -q -- '--ib-dev=<socket>'; }

@@ -3,6 +3,11 @@
 # perftest in a QEMU guest (rxe0) against vrdma-pingpong and vrdma-perf
 # through vrdmad, in both roles, with sizes that cross the path MTU.
 #
+# Knobs (each a list; empty skips those checks): PP_TYPES (rc uc: 4 KiB
+# pingpongs; rc also 64 KiB), PP_UD (1: ibv_ud_pingpong), PP_SRQ_QPS (16 4:
+# ibv_srq_pingpong -q N, shared receive queues), PERF_TESTS_BW,
+# PERF_TESTS_LAT, PERF_TESTS_BIG.
+#
 #   netns vrA-ID                       netns vrC-ID              QEMU/TCG guest
 #   +----------------------------+     +------------------+     +----------------------+
 #   | vrdmad on vA-ID (XDP)      |     | vA-IDp           |     | eth0 10.207.0.20/24  |
@@ -103,11 +108,52 @@ for t in ${PP_TYPES-rc uc}; do
 		check "ibv_${t}_pingpong <-> vrdma-pingpong, 4 KiB, $who serves" pingpong "$t" 4096 200 "$who"
 	done
 done
-check "ibv_rc_pingpong <-> vrdma-pingpong, 64 KiB, guest serves" pingpong rc 65536 50 guest
-for who in guest host; do
-	# UD messages fit the path MTU (1024 on a 1500-byte link)
-	check "ibv_ud_pingpong <-> vrdma-pingpong, 1 KiB, $who serves" pingpong ud 1024 200 "$who"
+case " ${PP_TYPES-rc uc} " in *" rc "*)
+	check "ibv_rc_pingpong <-> vrdma-pingpong, 64 KiB, guest serves" pingpong rc 65536 50 guest
+esac
+for ud in ${PP_UD-1}; do
+	for who in guest host; do
+		# UD messages fit the path MTU (1024 on a 1500-byte link)
+		check "ibv_ud_pingpong <-> vrdma-pingpong, 1 KiB, $who serves" pingpong ud 1024 200 "$who"
+	done
 done
+
+# Shared receive queues: ibv_srq_pingpong has no -c and prints an address
+# line per QP each way; both sides need the same -q. Its messages land on
+# whichever of our QPs the peer's QP is connected to, all taking receives
+# from vrdmad's SRQ.
+srq_lines() {	# NQP: an address line per QP each way, then the closing lines
+	local f
+	for f in "$TMP/server.out" "$TMP/client.out"; do
+		[ "$(grep -c '^  local address: ' "$f")" = "$1" ] &&
+			[ "$(grep -c '^  remote address: ' "$f")" = "$1" ] || return 1
+	done
+	pp_lines
+}
+srq_pingpong() {	# NQP SIZE ITERS WHO
+	local q=$1 s=$2 n=$3 who=$4
+	if [ "$who" = guest ]; then
+		pair guest ibv_srq_pingpong -d rxe0 -g 1 -q "$q" -s "$s" -n "$n" -- \
+			"$VRDMA_PINGPONG" -T srq -d "$TMP/alpha.sock" -g 0 -q "$q" -s "$s" -n "$n"
+	else
+		pair host "$VRDMA_PINGPONG" -T srq -d "$TMP/alpha.sock" -g 0 -q "$q" -s "$s" -n "$n" -- \
+			ibv_srq_pingpong -d rxe0 -g 1 -q "$q" -s "$s" -n "$n"
+	fi && srq_lines "$q" ||
+		{ echo "    -- server:"; tail -8 "$TMP/server.out"; echo "    -- client:"; tail -8 "$TMP/client.out"; return 1; }
+}
+for q in ${PP_SRQ_QPS-16 4}; do
+	for who in guest host; do
+		check "ibv_srq_pingpong <-> vrdma-pingpong -T srq, -q $q, 4 KiB, $who serves" \
+			srq_pingpong "$q" 4096 400 "$who"
+	done
+done
+srq_used() {	# vrdmad's SRQ took the receives (not a QP's own queue)
+	local n
+	n=$(ctl stats --json | jq '.vms[0].device.srq_wqes')
+	echo "    receive WQEs taken into SRQs: $n"
+	[ "$n" -gt 0 ] && [ "$(ctl stats --json | jq '.vms[0].device.refused_srq_wqes')" = 0 ]
+}
+[ -z "${PP_SRQ_QPS-16 4}" ] || check "vrdmad's SRQ took the receives, refused none" srq_used
 
 perf() {	# TEST SIZE ITERS WHO [FLAG...]; SIZE all: powers of two up to 8 MiB (-a)
 	local test=$1 n=$3 who=$4 s=(-s "$2")

@@ -35,7 +35,13 @@
  *     work posted in ERR completes at once;
  * 15. CQ overrun: eng_cq_poll -EIO, async_error(ENG_EVENT_CQ_ERR) and the
  *     ENG_CNT_ERR_CQ_OVERRUN counter;
- * 16. receives and sends with no SGEs (sg_list NULL).
+ * 16. receives and sends with no SGEs (sg_list NULL);
+ * 17. SRQs (IBA 10.2.9, 11.2.3): attribute limits, a limit above max_wr,
+ *     resize UNSUPP, query; posting beyond max_wr or max_sge refused and
+ *     nothing lost; -EBUSY while a QP uses one (and its PD); a QP on the SRQ
+ *     of another PD refused; a QP on an SRQ ignores its receive caps and
+ *     takes no receives of its own; each SRQ holds one of max_qp slots,
+ *     distinct from the QPs' and freed on destroy.
  *
  * Not exercised: the SQE rows of the state table. SQE is entered only when a
  * UC/UD send fails, which needs the transport; no eng_qp_modify can reach it
@@ -2181,6 +2187,109 @@ static void test_post_no_sge(void **state)
 	fx_fini(&f);
 }
 
+static void test_srq(void **state)
+{
+	struct eng_sge sge[3] = { { 0x1000, 64, 1 }, { 0x2000, 64, 1 }, { 0x3000, 64, 1 } };
+	struct eng_recv_wr rwr = { .wr_id = 1, .sg_list = sge, .num_sge = 2 };
+	struct eng_srq_attr a = { .max_wr = 4, .max_sge = 2 }, q;
+	struct eng_qp_init_attr init = {
+		.qp_type = ENG_QPT_RC, .cap = { .max_send_wr = 4, .max_send_sge = 1,
+						.max_recv_wr = 100000, .max_recv_sge = 99 },
+	}, got;
+	struct eng_qp_attr qa;
+	struct eng_srq *srq, *srq2;
+	struct eng_qp *qp, *qp2;
+	struct eng_pd *pd2;
+	unsigned int i;
+	struct fx f;
+
+	(void)state;
+	fx_init(&f);
+	init.send_cq = f.scq;
+	init.recv_cq = f.rcq;
+	/* 17.1 attributes */
+	assert_int_equal(eng_srq_create(f.pd, &(struct eng_srq_attr){ .max_wr = 0 }, &srq), -EINVAL);
+	assert_int_equal(eng_srq_create(f.pd, &(struct eng_srq_attr){ .max_wr = ENG_MAX_WR + 1 },
+				       &srq), -EINVAL);
+	assert_int_equal(eng_srq_create(f.pd, &(struct eng_srq_attr){ .max_wr = 1,
+				       .max_sge = ENG_MAX_SGE + 1 }, &srq), -EINVAL);
+	assert_int_equal(eng_srq_create(f.pd, &(struct eng_srq_attr){ .max_wr = 4,
+				       .srq_limit = 5 }, &srq), -EINVAL);
+	assert_int_equal(eng_srq_create(f.pd, &a, &srq), 0);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 4);
+	assert_int_equal(q.max_sge, 2);
+	assert_int_equal(q.srq_limit, 0);
+	/* 17.2 modify: resize is not offered, the limit up to max_wr */
+	q.max_wr = 8;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EOPNOTSUPP);
+	q.srq_limit = 5;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_LIMIT), -EINVAL);
+	q.srq_limit = 4;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_LIMIT), 0);
+	assert_int_equal(eng_srq_modify(srq, &q, 1u << 5), -EINVAL);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 4);
+	assert_int_equal(q.srq_limit, 4);
+	/* 17.3 posting: too many SGEs, then max_wr and no more */
+	rwr.num_sge = 3;
+	assert_int_equal(eng_srq_post_recv(srq, &rwr), -EINVAL);
+	rwr.num_sge = 2;
+	for (i = 0; i < 4; i++)
+		assert_int_equal(eng_srq_post_recv(srq, &rwr), 0);
+	assert_int_equal(eng_srq_post_recv(srq, &rwr), -ENOMEM);
+	assert_int_equal(eng_srq_count(srq), 4);
+	/* 17.4 a QP on it: receive caps ignored, no receives of its own */
+	init.srq = srq;
+	assert_int_equal(eng_qp_create(f.pd, &init, &qp), 0);
+	assert_ptr_equal(eng_qp_srq(qp), srq);
+	assert_int_equal(eng_qp_query(qp, &qa, &got), 0);
+	assert_ptr_equal(got.srq, srq);
+	assert_int_equal(got.cap.max_recv_wr, 0);
+	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_RESET, ENG_QPS_INIT), 0);
+	assert_int_equal(eng_post_recv(qp, &rwr), -EINVAL);
+	/* 17.5 in use: the SRQ and its PD are busy; the QP's ERR leaves the
+	 * SRQ's WQEs alone (they are the other QPs') */
+	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_INIT, ENG_QPS_ERR), 0);
+	assert_int_equal(eng_srq_count(srq), 4);
+	expect_flushed(f.rcq, eng_qp_num(qp), 0, 0, "SRQ's QP to ERR");
+	/* 17.6 another PD's SRQ */
+	assert_int_equal(eng_pd_alloc(f.dev, &pd2), 0);
+	assert_int_equal(eng_qp_create(pd2, &init, &qp2), -EINVAL);
+	assert_int_equal(eng_qp_destroy(qp), 0);
+	assert_int_equal(eng_pd_free(f.pd), -EBUSY);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_pd_free(pd2), 0);
+	fx_fini(&f);
+
+	/* 17.7 slots: max_qp 3 holds one SRQ and two QPs, all distinct */
+	fx_init(&f);
+	eng_dev_set_limits(f.dev, 16, 16, 16, 3);
+	init.send_cq = f.scq;
+	init.recv_cq = f.rcq;
+	init.srq = NULL;
+	init.cap.max_recv_wr = 4;
+	init.cap.max_recv_sge = 1;
+	assert_int_equal(eng_qp_create(f.pd, &init, &qp), 0);
+	assert_int_equal(eng_srq_create(f.pd, &a, &srq), 0);
+	assert_int_equal(eng_qp_create(f.pd, &init, &qp2), 0);
+	assert_true(eng_srq_slot(srq) < 3);
+	assert_true(eng_srq_slot(srq) != eng_qp_handle(qp));
+	assert_true(eng_srq_slot(srq) != eng_qp_handle(qp2));
+	assert_ptr_equal(eng_srq_get(f.dev, eng_srq_handle(srq)), srq);
+	assert_int_equal(eng_srq_create(f.pd, &a, &srq2), -ENOSPC);
+	assert_int_equal(eng_qp_destroy(qp2), 0);
+	assert_int_equal(eng_srq_create(f.pd, &a, &srq2), 0);
+	assert_int_equal(eng_qp_create(f.pd, &init, &qp2), -ENOSPC);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_create(f.pd, &init, &qp2), 0);
+	assert_int_equal(eng_qp_destroy(qp2), 0);
+	assert_int_equal(eng_srq_destroy(srq2), 0);
+	assert_int_equal(eng_qp_destroy(qp), 0);
+	fx_fini(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2201,6 +2310,7 @@ int main(void)
 		cmocka_unit_test(test_post_flush),
 		cmocka_unit_test(test_cq_overrun),
 		cmocka_unit_test(test_post_no_sge),
+		cmocka_unit_test(test_srq),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,7 +16,11 @@
  * waits and RNR_RETRY_EXC_ERR; RETRY_EXC_ERR with the rest flushed; UD with
  * the GRH area; bad rkey; a WRITE wrapping 2^64; ghost ACKs, READ-response
  * gaps, an unexpected opcode, a packet for a QP in RESET; a READ responder
- * slower than the retransmit timeout, losing a response.
+ * slower than the retransmit timeout, losing a response. Shared receive
+ * queues (IBA 10.2.9): two QPs taking WQEs from one SRQ in posting order,
+ * each completion naming its QP; an empty SRQ answered with RNR NAKs until
+ * a WQE is posted; the limit event once armed; UD on an SRQ; a QP in
+ * ERR flushing only the WQE it held.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
@@ -137,7 +141,21 @@ static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
 	}
 }
 
-static const struct eng_ops ops = { .gid = side_gid, .async_error = on_async };
+/* SRQ limit events: how many, and the SRQ and QP of the last. */
+static unsigned int srq_limit_events;
+static struct eng_srq *srq_limit_srq;
+static struct eng_qp *srq_limit_qp;
+
+static void on_srq_limit(void *ctx, struct eng_srq *srq, struct eng_qp *qp)
+{
+	(void)ctx;
+	srq_limit_events++;
+	srq_limit_srq = srq;
+	srq_limit_qp = qp;
+}
+
+static const struct eng_ops ops = { .gid = side_gid, .async_error = on_async,
+				    .srq_limit = on_srq_limit };
 static const struct eng_tx wire_tx = { now_ns, tx_alloc, tx_send, NULL };
 
 #define FLIGHT_MAX 65536
@@ -1234,6 +1252,295 @@ static void test_conformance(void **state)
 	side_free(&b);
 }
 
+/* ---- shared receive queues ---- */
+
+/* Quiet within 1 s of fake time: a QP stuck in RNR NAKs fails at once. */
+#define SRQ_PUMP_NS 1000000000ull
+
+/* A QP of s on srq (RC unless UD), created beside s->qp. */
+static struct eng_qp *srq_qp(struct side *s, struct eng_srq *srq, enum eng_qp_type type)
+{
+	struct eng_qp_init_attr init = {
+		.qp_type = type, .send_cq = s->cq, .recv_cq = s->cq, .srq = srq,
+		.cap = { .max_send_wr = 16, .max_send_sge = 2, .max_recv_wr = 99 },
+	};
+	struct eng_qp *qp;
+
+	assert_int_equal(eng_qp_create(s->pd, &init, &qp), 0);
+	return qp;
+}
+
+/* Connect qa of a to qb of b (both ways), as pair_init does for a->qp. */
+static void srq_connect(struct side *a, struct eng_qp *qa, struct side *b, struct eng_qp *qb,
+			enum eng_qp_type type, uint32_t psn)
+{
+	struct side x = *a, y = *b;
+
+	x.qp = qa;
+	y.qp = qb;
+	x.peer = &y;
+	y.peer = &x;
+	connect_qp(&x, type, ENG_MTU_1024, psn, psn ^ 0x5555);
+	connect_qp(&y, type, ENG_MTU_1024, psn ^ 0x5555, psn);
+}
+
+/* Two RC pairs, a's QPs q[0], q[1] to b's q[2], q[3] on srq (of b.pd). */
+static void srq_pairs(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *q[4],
+		      uint32_t psn)
+{
+	q[0] = srq_qp(a, NULL, ENG_QPT_RC);
+	q[1] = srq_qp(a, NULL, ENG_QPT_RC);
+	q[2] = srq_qp(b, srq, ENG_QPT_RC);
+	q[3] = srq_qp(b, srq, ENG_QPT_RC);
+	srq_connect(a, q[0], b, q[2], ENG_QPT_RC, psn);
+	srq_connect(a, q[1], b, q[3], ENG_QPT_RC, psn + 100);
+}
+
+/* Undo srq_pairs and the sides: the SRQ is BUSY until its last QP goes. */
+static void srq_pairs_free(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *q[4])
+{
+	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	assert_int_equal(eng_qp_destroy(q[2]), 0);
+	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	assert_int_equal(eng_qp_destroy(q[3]), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_destroy(q[0]), 0);
+	assert_int_equal(eng_qp_destroy(q[1]), 0);
+	side_free(a);
+	side_free(b);
+}
+
+static void srq_post(struct eng_srq *srq, struct side *s, uint64_t wr_id, uint64_t off,
+		     uint32_t len)
+{
+	struct eng_sge sge = { SIDE_IOVA + off, len, eng_mr_lkey(s->mr) };
+	struct eng_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+
+	assert_int_equal(eng_srq_post_recv(srq, &wr), 0);
+}
+
+static void srq_send(struct eng_qp *qp, struct side *s, uint64_t wr_id, uint64_t off,
+		     uint32_t len, const struct eng_ah_attr *ah, uint32_t dqpn)
+{
+	struct eng_sge sge = { SIDE_IOVA + off, len, eng_mr_lkey(s->mr) };
+	struct eng_send_wr wr = { .wr_id = wr_id, .opcode = ENG_WR_SEND,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1 };
+
+	wr.ud.ah = ah;
+	wr.ud.remote_qpn = dqpn;
+	wr.ud.remote_qkey = 0x11111111;
+	assert_int_equal(eng_post_send(qp, &wr), 0);
+}
+
+/* Two RC QPs of b on one SRQ: WQEs go in posting order to whichever QP a
+ * message arrives on, the completion names that QP (IBA 10.2.9.5), a
+ * multi-packet message keeps its WQE to the end; posting to such a QP's
+ * own RQ is refused. */
+static void test_srq_shared(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 8, .max_sge = 2 };
+	struct eng_qp *q[4], *a1, *a2, *b1, *b2;
+	struct eng_srq *srq;
+	struct eng_recv_wr rwr = { .wr_id = 1 };
+	struct eng_wc wc;
+	struct side a, b;
+	unsigned int i;
+	const struct { struct eng_qp **from, **to; uint32_t len; } msgs[] = {
+		{ &a1, &b1, 100 }, { &a2, &b2, 3000 }, { &a1, &b1, 2500 }, { &a2, &b2, 1 },
+	};
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 70);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	srq_pairs(&a, &b, srq, q, 100);
+	a1 = q[0], a2 = q[1], b1 = q[2], b2 = q[3];
+	assert_int_equal(eng_post_recv(b1, &rwr), -EINVAL);
+	for (i = 0; i < 4; i++)
+		srq_post(srq, &b, 10 + i, 0x10000 * (i + 1), 4096);
+	/* messages one after the other: WQE i to message i, whatever its QP */
+	for (i = 0; i < 4; i++) {
+		fill(a.mem + 0x1000, msgs[i].len, i);
+		srq_send(*msgs[i].from, &a, i, 0x1000, msgs[i].len, NULL, 0);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+		wc = poll_one(&a);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		wc = poll_one(&b);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 10 + i);
+		assert_int_equal(wc.opcode, ENG_WC_RECV);
+		assert_int_equal(wc.byte_len, msgs[i].len);
+		assert_int_equal(wc.qp_num, eng_qp_num(*msgs[i].to));
+		assert_memory_equal(b.mem + 0x10000 * (i + 1), a.mem + 0x1000, msgs[i].len);
+	}
+	assert_int_equal(eng_srq_count(srq), 0);
+	/* both at once (4 and 3 packets): each message whole in its own WQE */
+	srq_post(srq, &b, 20, 0x50000, 4096);
+	srq_post(srq, &b, 21, 0x60000, 4096);
+	fill(a.mem + 0x1000, 4000, 7);
+	fill(a.mem + 0x3000, 3000, 8);
+	srq_send(a1, &a, 1, 0x1000, 4000, NULL, 0);
+	srq_send(a2, &a, 2, 0x3000, 3000, NULL, 0);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+	for (i = 0; i < 2; i++) {
+		wc = poll_one(&b);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_memory_equal(b.mem + (wc.wr_id == 20 ? 0x50000 : 0x60000),
+				    a.mem + (wc.qp_num == eng_qp_num(b1) ? 0x1000 : 0x3000),
+				    wc.byte_len);
+		assert_int_equal(wc.byte_len, wc.qp_num == eng_qp_num(b1) ? 4000 : 3000);
+	}
+	srq_pairs_free(&a, &b, srq, q);
+}
+
+/* An empty SRQ: RC answers RNR NAK (9.7.5.2.8) until a WQE is posted, then
+ * the message gets through; the SRQ's limit event fires once, when a QP
+ * takes the WQE that leaves fewer than srq_limit (10.2.9.4), and is then
+ * disarmed. */
+static void test_srq_rnr_limit(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 8, .max_sge = 1 }, q;
+	struct eng_qp *a1, *b1;
+	struct eng_srq *srq;
+	struct eng_wc wc;
+	struct side a, b;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 80);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	a1 = srq_qp(&a, NULL, ENG_QPT_RC);
+	b1 = srq_qp(&b, srq, ENG_QPT_RC);
+	srq_connect(&a, a1, &b, b1, ENG_QPT_RC, 300);
+	srq_send(a1, &a, 1, 0x1000, 200, NULL, 0);
+	assert_false(pump_for(&a, &b, 10000000));
+	assert_true(eng_qp_counters(b1)->c[ENG_CNT_NAK_SENT_RNR] > 10);
+	assert_true(eng_qp_counters(a1)->c[ENG_CNT_RETRY_RNR] > 10);
+	assert_int_equal(eng_cq_poll(b.cq, &wc, 1), 0);
+	srq_post(srq, &b, 50, 0x10000, 256);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+	wc = poll_one(&a);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 50);
+	assert_int_equal(wc.qp_num, eng_qp_num(b1));
+
+	/* limit 3 over 5 WQEs: 5 -> 4 -> 3 no event, 3 -> 2 the event, then none */
+	srq_limit_events = 0;
+	sa.srq_limit = 9;
+	assert_int_equal(eng_srq_modify(srq, &sa, ENG_SRQ_LIMIT), -EINVAL);
+	sa.srq_limit = 3;
+	assert_int_equal(eng_srq_modify(srq, &sa, ENG_SRQ_LIMIT), 0);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.srq_limit, 3);
+	for (i = 0; i < 5; i++)
+		srq_post(srq, &b, 60 + i, 0x10000 + 0x1000 * i, 256);
+	for (i = 0; i < 5; i++) {
+		srq_send(a1, &a, 2, 0x1000, 10, NULL, 0);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+		poll_one(&a);
+		wc = poll_one(&b);
+		assert_int_equal(wc.wr_id, 60 + i);
+		assert_int_equal(srq_limit_events, i < 2 ? 0 : 1);
+		if (i == 2) {
+			assert_ptr_equal(srq_limit_srq, srq);
+			assert_ptr_equal(srq_limit_qp, b1);
+			assert_int_equal(eng_srq_query(srq, &q), 0);
+			assert_int_equal(q.srq_limit, 0);	/* disarmed */
+		}
+	}
+	assert_int_equal(eng_qp_destroy(b1), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_destroy(a1), 0);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* A QP that goes to ERR mid-message completes the SRQ WQE it took with
+ * WR_FLUSH_ERR on its own recv CQ (IBA 10.2.9.5); the SRQ's other WQEs stay
+ * for the other QPs, and the next message takes the next one. */
+static void test_srq_flush_held(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
+	struct eng_qp_attr err = { .qp_state = ENG_QPS_ERR };
+	struct eng_qp *q[4], *a1, *a2, *b1, *b2;
+	struct eng_srq *srq;
+	struct eng_wc wc;
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 95);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	srq_pairs(&a, &b, srq, q, 400);
+	a1 = q[0], a2 = q[1], b1 = q[2], b2 = q[3];
+	srq_post(srq, &b, 30, 0x10000, 4096);
+	srq_post(srq, &b, 31, 0x20000, 4096);
+	srq_send(a1, &a, 1, 0x1000, 3000, NULL, 0);	/* 3 packets */
+	eng_poll(a.dev);
+	transmit(&a);
+	deliver_first(1);				/* b1 holds WQE 30 */
+	assert_int_equal(eng_srq_count(srq), 1);
+	assert_int_equal(eng_qp_modify(b1, &err, ENG_QP_STATE), 0);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 30);
+	assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	assert_int_equal(wc.qp_num, eng_qp_num(b1));
+	assert_cq_empty(&b);
+	assert_int_equal(eng_srq_count(srq), 1);
+	wire_reset(5);					/* the rest of a1's message */
+	srq_send(a2, &a, 2, 0x1000, 100, NULL, 0);
+	(void)pump_for(&a, &b, SRQ_PUMP_NS);	/* a1's resends to b1 in ERR: unanswered */
+	while (eng_cq_poll(b.cq, &wc, 1) == 1 && wc.qp_num != eng_qp_num(b2))
+		;
+	assert_int_equal(wc.qp_num, eng_qp_num(b2));
+	assert_int_equal(wc.wr_id, 31);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	srq_pairs_free(&a, &b, srq, q);
+}
+
+/* UD QPs on an SRQ: the GRH area first, completions name the QP; with the
+ * SRQ empty the datagram is dropped and counted. */
+static void test_srq_ud(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
+	struct eng_ah_attr ah = { .port_num = 1, .hop_limit = 64 };
+	struct eng_qp *b1;
+	struct eng_srq *srq;
+	struct eng_wc wc;
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_UD, ENG_MTU_1024, 90);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	b1 = srq_qp(&b, srq, ENG_QPT_UD);
+	{
+		struct side y = b;
+
+		y.qp = b1;
+		y.peer = &a;
+		connect_qp(&y, ENG_QPT_UD, ENG_MTU_1024, 1, 1);
+	}
+	memcpy(ah.dgid, b.gid, 16);
+	memcpy(ah.dmac, b.mac, 6);
+	srq_send(a.qp, &a, 1, 0x1000, 100, &ah, eng_qp_num(b1));
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+	poll_one(&a);
+	assert_int_equal(eng_qp_counters(b1)->c[ENG_CNT_DROP_UD_NO_RECV], 1);
+	srq_post(srq, &b, 7, 0x10000, 200);
+	fill(a.mem + 0x1000, 100, 3);
+	srq_send(a.qp, &a, 2, 0x1000, 100, &ah, eng_qp_num(b1));
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+	poll_one(&a);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 7);
+	assert_int_equal(wc.byte_len, 140);
+	assert_int_equal(wc.qp_num, eng_qp_num(b1));
+	assert_memory_equal(b.mem + 0x10000 + 40, a.mem + 0x1000, 100);
+	assert_int_equal(eng_qp_destroy(b1), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	side_free(&a);
+	side_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1267,6 +1574,10 @@ int main(void)
 		cmocka_unit_test(test_read_response_gap),
 		cmocka_unit_test(test_read_slow_responder),
 		cmocka_unit_test(test_conformance),
+		cmocka_unit_test(test_srq_shared),
+		cmocka_unit_test(test_srq_rnr_limit),
+		cmocka_unit_test(test_srq_ud),
+		cmocka_unit_test(test_srq_flush_held),
 	};
 	const char *path = getenv("TRANSPORT_PCAP");
 	int r;

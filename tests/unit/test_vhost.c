@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 
+#include "codec.h"
 #include "log.h"
 #include "vdev.h"
 #include "vhost_backend.h"
@@ -2425,6 +2426,190 @@ static void test_slot_without_object(void **state)
 	fx_free(f);
 }
 
+/* ---- shared receive queues ---- */
+
+static uint8_t create_srq(struct fx *f, uint32_t pdn, uint32_t max_wr, uint32_t limit,
+			  uint32_t *srqn, uint32_t *k)
+{
+	struct virtio_rdma_cmd_create_srq q = { htole32(pdn), htole32(max_wr), htole32(1),
+						htole32(limit) };
+	struct virtio_rdma_rsp_create_srq r = { 0 };
+	uint32_t len;
+	int st = ctrl(f, VIRTIO_CMD_CREATE_SRQ, &q, sizeof(q), &r, sizeof(r), &len);
+
+	*srqn = le32toh(r.srqn);
+	*k = le32toh(r.srq_index);
+	return (uint8_t)st;
+}
+
+static uint8_t modify_srq(struct fx *f, uint32_t srqn, uint32_t mask, uint32_t max_wr,
+			  uint32_t limit)
+{
+	struct virtio_rdma_cmd_modify_srq m = { htole32(srqn), htole32(mask), htole32(max_wr),
+						htole32(limit) };
+	uint32_t len;
+
+	return (uint8_t)ctrl(f, VIRTIO_CMD_MODIFY_SRQ, &m, sizeof(m), NULL, 0, &len);
+}
+
+static uint8_t create_srq_qp(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t flags,
+			     uint32_t srqn, uint32_t *qpn, uint32_t *k)
+{
+	struct virtio_rdma_cmd_create_qp q = {
+		.pdn = htole32(pdn), .qp_type = VIRTIO_IB_QPT_RC,
+		.sq_sig_type = VIRTIO_IB_SIGNAL_ALL_WR, .max_send_wr = htole32(2),
+		.send_cqn = htole32(cqn), .recv_cqn = htole32(cqn),
+		.flags = htole32(flags), .srqn = htole32(srqn),
+	};
+	struct virtio_rdma_rsp_create_qp r = { 0 };
+	uint32_t len;
+	int st = ctrl(f, VIRTIO_CMD_CREATE_QP, &q, sizeof(q), &r, sizeof(r), &len);
+
+	*qpn = le32toh(r.qpn);
+	*k = le32toh(r.qp_index);
+	return (uint8_t)st;
+}
+
+/* A SEND_ONLY without payload from the QP's peer (::ffff:10.0.0.2, as
+ * qp_up connects it) to qpn at psn. */
+static void rx_send(struct fx *f, uint32_t qpn, uint32_t psn)
+{
+	struct roce_addr ad = { .vlan = -1, .hop_limit = 64, .sport = 1 };
+	struct roce_hdrs h = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .dqpn = qpn,
+			       .psn = psn };
+	uint8_t buf[256];
+	struct roce_frag o = { buf, sizeof(buf) };
+	struct roce_pkt pkt;
+	enum roce_drop why;
+	unsigned int nused;
+	int len;
+
+	memcpy(ad.dgid, vm_gid, 16);
+	memcpy(ad.sgid, vm_gid, 16);
+	ad.sgid[15] = 2;
+	len = roce_build(&o, 1, &nused, &ad, &h, NULL, 0);
+	assert_true(len > 0);
+	o.len = (uint32_t)len;
+	assert_int_equal(roce_parse(&pkt, &o, 1, &why), 0);
+	vdev_rx(f->v, &pkt);
+}
+
+static struct virtio_rdma_cqe cqe_at(struct fx *f, uint32_t cqn, uint16_t i)
+{
+	struct virtio_rdma_cqe c;
+
+	memcpy(&c, f->mem + QBUF_OFF(VIRTIO_RDMA_CQ_VQ(cqn), ring_used(f, VIRTIO_RDMA_CQ_VQ(cqn))
+				     ->ring[i % RING_NUM].id), sizeof(c));
+	return c;
+}
+
+/* docs/virtio-rdma.md sections 3-5: the config advertises SRQs; an SRQ
+ * holds a QP slot whose RQ feeds it (max_wr respected: the rest waits in
+ * the ring) and whose SQ gives back what is posted there unread; CREATE_QP
+ * names it with a flag (0: none, as old drivers send), unknown flags INVAL;
+ * MODIFY_SRQ resize UNSUPP, limit <= max_wr; a message takes a WQE, the
+ * completion names the QP, the armed limit raises SRQ_LIMIT_REACHED on the
+ * QP's recv CQ (qp_num, src_qp = srqn) once; DESTROY_SRQ is BUSY while a QP
+ * uses it and gives back what waits in its queue; SRQs count against the
+ * max_qp slots. */
+static void test_srq_slot(void **state)
+{
+	uint32_t pdn, cqn, srqn, ks, qpn, k, len, s[4], sk[4];
+	struct fx *f = slot_fx(&pdn, &cqn);
+	struct virtio_rdma_rsp_query_srq qr;
+	struct virtio_rdma_config cfg;
+	struct virtio_rdma_cqe c;
+	unsigned int i;
+
+	(void)state;
+	read_config(f, &cfg);
+	assert_int_equal(le32toh(cfg.max_srq), MAX_QP - 1);
+	assert_int_equal(le32toh(cfg.max_srq_wr), 4096);
+	assert_int_equal(le32toh(cfg.max_srq_sge), 32);
+	assert_int_equal(create_srq(f, pdn, 4097, 0, &srqn, &ks), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_srq(f, pdn + 1, 2, 0, &srqn, &ks), VIRTIO_RDMA_ERR_NOENT);
+	/* a first SRQ, gone again: the second's srqn is not 0, as an unset field */
+	assert_int_equal(create_srq(f, pdn, 2, 0, &srqn, &ks), VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq(f, pdn, 2, 0, &s[0], &sk[0]), VIRTIO_RDMA_OK);
+	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
+	srqn = s[0];
+	ks = sk[0];
+	assert_true(srqn != 0 && ks < MAX_QP);
+	post_send_wqe(f, ks, 0);
+	for (uint16_t j = 0; j < 3; j++)
+		post_recv_wqe(f, ks, j);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 2);
+	assert_int_equal(f->v->stats.send_wqes, 0);
+	assert_returned(f, sq_of(ks), 0, 1, 0);
+	assert_returned(f, rq_of(ks), 0, 2, 0);	/* the third waits: max_wr 2 */
+
+	assert_int_equal(ctrl(f, VIRTIO_CMD_QUERY_SRQ, &(uint32_t){ htole32(srqn) }, 4, &qr,
+			      sizeof(qr), &len), VIRTIO_RDMA_OK);
+	assert_int_equal(le32toh(qr.max_wr), 2);
+	assert_int_equal(le32toh(qr.max_sge), 1);
+	assert_int_equal(le32toh(qr.srq_limit), 0);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 8, 0), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_LIMIT, 0, 3), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(modify_srq(f, srqn + 1, VIRTIO_IB_SRQ_LIMIT, 0, 1), VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_LIMIT, 0, 2), VIRTIO_RDMA_OK);
+
+	assert_int_equal(create_srq_qp(f, pdn, cqn, 2, srqn, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn + 1, &qpn, &k),
+			 VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn, &qpn, &k),
+			 VIRTIO_RDMA_OK);
+	assert_true(k != ks);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	rx_send(f, qpn, 0);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(cqn)), 2);
+	c = cqe_at(f, cqn, 0);		/* the event first: it waited for a buffer */
+	assert_int_equal(c.opcode, VIRTIO_RDMA_WC_ASYNC_EVENT);
+	assert_int_equal(le32toh(c.vendor_err), VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED);
+	assert_int_equal(le32toh(c.qp_num), qpn);
+	assert_int_equal(le32toh(c.src_qp), srqn);
+	c = cqe_at(f, cqn, 1);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.opcode, 128);	/* IB_WC_RECV */
+	assert_int_equal(le64toh(c.wr_id), 0x4e00);
+	assert_int_equal(le32toh(c.qp_num), qpn);
+	assert_int_equal(f->v->stats.srq_wqes, 3);	/* room: the third went in */
+	assert_returned(f, rq_of(ks), 0, 3, 0);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_QUERY_SRQ, &(uint32_t){ htole32(srqn) }, 4, &qr,
+			      sizeof(qr), &len), VIRTIO_RDMA_OK);
+	assert_int_equal(le32toh(qr.srq_limit), 0);	/* fired: disarmed */
+	rx_send(f, qpn, 1);				/* 2 -> 1: no second event */
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(cqn)), 3);
+	assert_int_equal(cqe_at(f, cqn, 2).opcode, 128);
+
+	/* In use: BUSY. Then what waits in its queue comes back with it. */
+	assert_int_equal(ctrl(f, VIRTIO_CMD_DESTROY_SRQ, &(uint32_t){ htole32(srqn) }, 4, NULL, 0,
+			      &len), VIRTIO_RDMA_ERR_BUSY);
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	for (uint16_t j = 3; j < 6; j++)
+		post_recv_wqe(f, ks, j);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 4);	/* 1 + 1 fit, two wait */
+	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
+	assert_returned(f, rq_of(ks), 3, 6, 3);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_QUERY_SRQ, &(uint32_t){ htole32(srqn) }, 4, &qr,
+			      sizeof(qr), &len), VIRTIO_RDMA_ERR_NOENT);
+
+	/* max_qp 4 slots: 3 SRQs and a QP, a 4th SRQ is refused */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(create_srq(f, pdn, 2, 0, &s[i], &sk[i]), VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq(f, pdn, 2, 0, &s[3], &sk[3]), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, s[1], &qpn, &k),
+			 VIRTIO_RDMA_OK);
+	for (i = 0; i < 3; i++)
+		assert_true(k != sk[i]);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, 0, 0, &qpn, &k), VIRTIO_RDMA_ERR_NOMEM);
+	assert_false(f->v->broken);
+	fx_free(f);	/* frees the QP before the SRQs it holds */
+}
+
 /* Without VHOST_USER_F_PROTOCOL_FEATURES a ring starts enabled on KICK and
  * SET_VRING_ENABLE is refused. */
 static void test_no_protocol_features(void **state)
@@ -2621,6 +2806,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_destroy_qp_returns_rq, teardown_fx),
 		cmocka_unit_test_teardown(test_destroy_cq_returns_buffers, teardown_fx),
 		cmocka_unit_test_teardown(test_slot_without_object, teardown_fx),
+		cmocka_unit_test_teardown(test_srq_slot, teardown_fx),
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
 	};

@@ -33,6 +33,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	list_init(&ctx->mrs);
 	list_init(&ctx->cqs);
 	list_init(&ctx->qps);
+	list_init(&ctx->srqs);
 
 	ctx->memfd = vhost_user_memfd("vrdma-guest", mem_size);
 	if (ctx->memfd < 0) {
@@ -90,6 +91,13 @@ void vrdma_close(struct vrdma_ctx *ctx)
 		wq_free(&qp->sq);
 		wq_free(&qp->rq);
 		free(qp);
+	}
+	while (ctx->srqs.next != &ctx->srqs) {
+		struct vrdma_srq *srq = container_of(ctx->srqs.next, struct vrdma_srq, link);
+
+		list_del(&srq->link);
+		wq_free(&srq->rq);
+		free(srq);
 	}
 	while (ctx->cqs.next != &ctx->cqs) {
 		struct vrdma_cq *cq = container_of(ctx->cqs.next, struct vrdma_cq, link);

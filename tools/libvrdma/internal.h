@@ -120,7 +120,7 @@ struct vrdma_ctx {
 	struct vring ctrl;
 	uint8_t *ctrl_buf;
 	struct ctrl_slot slots[CTRL_SLOTS];
-	struct link pds, mrs, cqs, qps;
+	struct link pds, mrs, cqs, qps, srqs;
 };
 
 struct vrdma_pd {
@@ -150,6 +150,13 @@ struct vrdma_qp {
 	uint8_t qp_type;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
 	struct wq sq, rq;
+};
+
+struct vrdma_srq {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t srqn, max_sge;
+	struct wq rq;			/* the RQ of the slot it holds */
 };
 
 static inline int64_t now_ns(void)

@@ -130,5 +130,11 @@ size_t vrdma_mem_cq(uint32_t cqe)
 size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init)
 {
 	return wq_bytes(init->max_send_wr, sq_slot_size(init)) +
-	       wq_bytes(init->max_recv_wr, rq_slot_size(init));
+	       (init->srq ? 0 : wq_bytes(init->max_recv_wr, rq_slot_size(init)));
+}
+
+size_t vrdma_mem_srq(uint32_t max_wr, uint32_t max_sge)
+{
+	return wq_bytes(max_wr, sizeof(struct virtio_rdma_cmd_post_recv) +
+			(size_t)max_sge * sizeof(struct virtio_rdma_sge));
 }

@@ -422,7 +422,8 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 	int ret;
 
 	if (!pd || !init || !qpp || !init->send_cq || !init->recv_cq ||
-	    init->send_cq->ctx != pd->ctx || init->recv_cq->ctx != pd->ctx)
+	    init->send_cq->ctx != pd->ctx || init->recv_cq->ctx != pd->ctx ||
+	    (init->srq && init->srq->ctx != pd->ctx))
 		return -EINVAL;
 	ctx = pd->ctx;
 	qp = calloc(1, sizeof(*qp));
@@ -440,6 +441,10 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 	req.max_recv_sge = init->max_recv_sge;
 	req.recv_cqn = init->recv_cq->cqn;
 	req.max_inline_data = init->max_inline_data;
+	if (init->srq) {
+		req.flags = VIRTIO_RDMA_CREATE_QP_SRQ;
+		req.srqn = init->srq->srqn;
+	}
 	ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_QP, &req, sizeof(req), &rsp, sizeof(rsp));
 	if (ret)
 		goto free_qp;
@@ -458,8 +463,10 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		       sq_slot_size(init));
 	if (ret)
 		goto reset_queues;
-	ret = wq_setup(ctx, &qp->rq, VIRTIO_RDMA_RQ_VQ(ctx->max_cq, k), init->max_recv_wr,
-		       rq_slot_size(init));
+	/* on an SRQ the slot's RQ takes nothing: left without buffers */
+	if (!init->srq)
+		ret = wq_setup(ctx, &qp->rq, VIRTIO_RDMA_RQ_VQ(ctx->max_cq, k), init->max_recv_wr,
+			       rq_slot_size(init));
 	if (ret)
 		goto reset_queues;
 	list_add(&ctx->qps, &qp->link);
@@ -598,25 +605,127 @@ int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr)
 	return 0;
 }
 
-int vrdma_post_recv(struct vrdma_qp *qp, const struct vrdma_recv_wr *wr)
+/* A receive WQE on a QP's or an SRQ's ring. */
+static int post_recv(struct vrdma_ctx *ctx, struct wq *rq, uint32_t max_sge,
+		     const struct vrdma_recv_wr *wr)
 {
 	struct virtio_rdma_cmd_post_recv hdr = { 0 };
 	uint8_t *buf;
 	size_t len;
 	int id;
 
-	if (!qp || !wr || (wr->num_sge && !wr->sg_list) || wr->num_sge > qp->max_recv_sge)
+	if (!wr || (wr->num_sge && !wr->sg_list) || wr->num_sge > max_sge || !rq->vq.num)
 		return -EINVAL;
 	hdr.num_sge = wr->num_sge;
 	hdr.wr_id = wr->wr_id;
 	len = sizeof(hdr) + (size_t)wr->num_sge * sizeof(struct virtio_rdma_sge);
-	id = wq_get(qp->ctx, &qp->rq, len, &buf);
+	id = wq_get(ctx, rq, len, &buf);
 	if (id < 0)
 		return id;
 	memcpy(buf, &hdr, sizeof(hdr));
 	put_sges(buf + sizeof(hdr), wr->sg_list, wr->num_sge);
-	wq_post(qp->ctx, &qp->rq, id, buf, len);
+	wq_post(ctx, rq, id, buf, len);
 	return 0;
+}
+
+int vrdma_post_recv(struct vrdma_qp *qp, const struct vrdma_recv_wr *wr)
+{
+	return qp ? post_recv(qp->ctx, &qp->rq, qp->max_recv_sge, wr) : -EINVAL;
+}
+
+int vrdma_post_srq_recv(struct vrdma_srq *srq, const struct vrdma_recv_wr *wr)
+{
+	return srq ? post_recv(srq->ctx, &srq->rq, srq->max_sge, wr) : -EINVAL;
+}
+
+int vrdma_create_srq(struct vrdma_pd *pd, uint32_t max_wr, uint32_t max_sge, uint32_t srq_limit,
+		     struct vrdma_srq **srqp)
+{
+	struct virtio_rdma_cmd_create_srq req = { 0 };
+	struct virtio_rdma_rsp_create_srq rsp;
+	struct vrdma_srq *srq;
+	int ret;
+
+	if (!pd || !srqp)
+		return -EINVAL;
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return -ENOMEM;
+	vring_init(&srq->rq.vq);
+	req.pdn = pd->pdn;
+	req.max_wr = max_wr;
+	req.max_sge = max_sge;
+	req.srq_limit = srq_limit;
+	ret = ctrl_cmd(pd->ctx, VIRTIO_CMD_CREATE_SRQ, &req, sizeof(req), &rsp, sizeof(rsp));
+	if (ret)
+		goto free_srq;
+	srq->ctx = pd->ctx;
+	srq->srqn = rsp.srqn;
+	srq->max_sge = max_sge;
+	if (rsp.srq_index >= pd->ctx->max_qp) {
+		ret = -EPROTO;	/* no queue for it */
+		goto destroy_srq;
+	}
+	ret = wq_setup(pd->ctx, &srq->rq, VIRTIO_RDMA_RQ_VQ(pd->ctx->max_cq, rsp.srq_index),
+		       max_wr, sizeof(struct virtio_rdma_cmd_post_recv) +
+		       (size_t)max_sge * sizeof(struct virtio_rdma_sge));
+	if (ret)
+		goto reset_queue;
+	list_add(&pd->ctx->srqs, &srq->link);
+	*srqp = srq;
+	return 0;
+
+reset_queue:
+	wq_teardown(pd->ctx, &srq->rq);
+destroy_srq:
+	destroy_cmd(pd->ctx, VIRTIO_CMD_DESTROY_SRQ, srq->srqn);
+free_srq:
+	free(srq);
+	return ret;
+}
+
+int vrdma_destroy_srq(struct vrdma_srq *srq)
+{
+	int ret;
+
+	if (!srq)
+		return -EINVAL;
+	ret = destroy_cmd(srq->ctx, VIRTIO_CMD_DESTROY_SRQ, srq->srqn);
+	if (ret)
+		return ret;
+	wq_teardown(srq->ctx, &srq->rq);
+	list_del(&srq->link);
+	free(srq);
+	return 0;
+}
+
+uint32_t vrdma_srq_handle(const struct vrdma_srq *srq)
+{
+	return srq->srqn;
+}
+
+int vrdma_modify_srq(struct vrdma_srq *srq, uint32_t attr_mask, uint32_t max_wr,
+		     uint32_t srq_limit)
+{
+	struct virtio_rdma_cmd_modify_srq req = { 0 };
+
+	if (!srq)
+		return -EINVAL;
+	req.srqn = srq->srqn;
+	req.attr_mask = attr_mask;
+	req.max_wr = max_wr;
+	req.srq_limit = srq_limit;
+	return ctrl_cmd(srq->ctx, VIRTIO_CMD_MODIFY_SRQ, &req, sizeof(req), NULL, 0);
+}
+
+int vrdma_query_srq(struct vrdma_srq *srq, struct virtio_rdma_rsp_query_srq *attr)
+{
+	struct virtio_rdma_cmd_query_srq req = { 0 };
+
+	if (!srq || !attr)
+		return -EINVAL;
+	req.srqn = srq->srqn;
+	return ctrl_cmd(srq->ctx, VIRTIO_CMD_QUERY_SRQ, &req, sizeof(req), attr, sizeof(*attr));
 }
 
 int vrdma_post_raw(struct vrdma_qp *qp, bool recv, const void *wqe, size_t len)

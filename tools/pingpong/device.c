@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * vrdma-pingpong's device: the PD, MR, CQ and QP as rdma-core's pp_init_ctx,
+ * vrdma-pingpong's device: the PD, MR, CQ, QP (-T srq: the SRQ and its
+ * QPs) as rdma-core's pp_init_ctx,
  * pp_connect_ctx and pp_close_ctx make and undo them, through libvrdma.
  */
 #include <errno.h>
@@ -11,27 +12,37 @@
 
 /* ---- the device ---- */
 
-/* The QP pp_init makes (rdma-core's: one send, rx_depth receives). */
-static struct vrdma_qp_init_attr qp_init_attr(const struct pp_opts *o, struct vrdma_cq *cq)
+/* The QP pp_init makes (rdma-core's: one send, rx_depth receives, or
+ * those of the SRQ). */
+static struct vrdma_qp_init_attr qp_init_attr(const struct pp_opts *o, struct vrdma_cq *cq,
+					      struct vrdma_srq *srq)
 {
 	return (struct vrdma_qp_init_attr){
 		.qp_type = o->type,
 		.send_cq = cq,
 		.recv_cq = cq,
 		.max_send_wr = 1,
-		.max_recv_wr = o->rx_depth,
+		.max_recv_wr = o->srq ? 0 : o->rx_depth,
 		.max_send_sge = 1,
-		.max_recv_sge = 1,
+		.max_recv_sge = o->srq ? 0 : 1,
+		.srq = srq,
 	};
+}
+
+/* ibv_srq_pingpong's CQ takes rx_depth + num_qp, the others' rx_depth + 1. */
+static uint32_t cq_depth(const struct pp_opts *o)
+{
+	return o->rx_depth + (o->srq ? o->num_qp : 1);
 }
 
 /* The shared memory for what pp_init makes (vrdma_open's mem_size). */
 static size_t mem_needed(const struct pp_opts *o, size_t buf_len)
 {
-	struct vrdma_qp_init_attr qp = qp_init_attr(o, NULL);
+	struct vrdma_qp_init_attr qp = qp_init_attr(o, NULL, NULL);	/* -T srq: RQ of 0 */
 
 	return vrdma_mem_ctx() + vrdma_mem_buf(buf_len) + vrdma_mem_reg_mr(buf_len ? buf_len : 1) +
-	       vrdma_mem_cq(o->rx_depth + 1) + vrdma_mem_qp(&qp);
+	       vrdma_mem_cq(cq_depth(o)) + o->num_qp * vrdma_mem_qp(&qp) +
+	       (o->srq ? vrdma_mem_srq(o->rx_depth, 1) : 0);
 }
 
 int pp_post_recv(struct pp_ctx *c, unsigned int n)
@@ -45,12 +56,12 @@ int pp_post_recv(struct pp_ctx *c, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (vrdma_post_recv(c->qp, &wr))
+		if (c->srq ? vrdma_post_srq_recv(c->srq, &wr) : vrdma_post_recv(c->qp, &wr))
 			break;
 	return (int)i;
 }
 
-int pp_post_send(struct pp_ctx *c)
+int pp_post_send(struct pp_ctx *c, unsigned int qp)
 {
 	/* UD sends from past the GRH area, as ibv_ud_pingpong */
 	struct vrdma_sge sge = {
@@ -71,7 +82,17 @@ int pp_post_send(struct pp_ctx *c)
 		wr.remote_qkey = UD_QKEY;
 		wr.av = c->av;
 	}
-	return vrdma_post_send(c->qp, &wr);
+	return vrdma_post_send(c->qps[qp], &wr);
+}
+
+int pp_find_qp(const struct pp_ctx *c, uint32_t qpn)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->o->num_qp; i++)
+		if (vrdma_qp_num(c->qps[i]) == qpn)
+			return (int)i;
+	return -1;
 }
 
 /* Frees whatever pp_init made; the daemon frees the device's side when the
@@ -90,6 +111,7 @@ int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 	struct vrdma_qp_init_attr init;
 	struct virtio_rdma_qp_attr attr;
 	uint32_t mask;
+	unsigned int i;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
@@ -146,25 +168,38 @@ int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		fprintf(stderr, "Couldn't register MR: %s\n", vrdma_err(ret));
 		goto close_dev;
 	}
-	ret = vrdma_create_cq(c->dev, o->rx_depth + 1, &c->cq);
+	ret = vrdma_create_cq(c->dev, cq_depth(o), &c->cq);
 	if (ret) {
 		fprintf(stderr, "Couldn't create CQ: %s\n", vrdma_err(ret));
 		goto close_dev;
 	}
-	init = qp_init_attr(o, c->cq);
-	ret = vrdma_create_qp(c->pd, &init, &c->qp);
-	if (ret) {
-		fprintf(stderr, "Couldn't create QP: %s\n", vrdma_err(ret));
-		goto close_dev;
+	if (o->srq) {
+		ret = vrdma_create_srq(c->pd, o->rx_depth, 1, 0, &c->srq);
+		if (ret) {
+			fprintf(stderr, "Couldn't create SRQ: %s\n", vrdma_err(ret));
+			goto close_dev;
+		}
 	}
-	/* inline when the QP can carry the whole message, as rdma-core decides */
-	ret = vrdma_query_qp(c->qp, VIRTIO_IB_QP_CAP, &attr);
-	if (ret) {
-		fprintf(stderr, "Couldn't query QP: %s\n", vrdma_err(ret));
-		goto close_dev;
+	init = qp_init_attr(o, c->cq, c->srq);
+	for (i = 0; i < o->num_qp; i++) {
+		ret = vrdma_create_qp(c->pd, &init, &c->qps[i]);
+		if (ret) {
+			if (o->srq)
+				fprintf(stderr, "Couldn't create QP[%u]: %s\n", i, vrdma_err(ret));
+			else
+				fprintf(stderr, "Couldn't create QP: %s\n", vrdma_err(ret));
+			goto close_dev;
+		}
+		/* inline when the QP can carry the whole message, as rdma-core decides */
+		ret = vrdma_query_qp(c->qps[i], VIRTIO_IB_QP_CAP, &attr);
+		if (ret) {
+			fprintf(stderr, "Couldn't query QP: %s\n", vrdma_err(ret));
+			goto close_dev;
+		}
+		if (attr.cap.max_inline_data >= o->size)
+			c->send_flags |= VIRTIO_IB_SEND_INLINE;
 	}
-	if (attr.cap.max_inline_data >= o->size)
-		c->send_flags |= VIRTIO_IB_SEND_INLINE;
+	c->qp = c->qps[0];
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = VIRTIO_IB_QPS_INIT;
@@ -178,10 +213,15 @@ int pp_init(struct pp_ctx *c, const struct pp_opts *o)
 		attr.qp_access_flags = 0;
 		mask |= VIRTIO_IB_QP_ACCESS_FLAGS;
 	}
-	ret = vrdma_modify_qp(c->qp, &attr, mask);
-	if (ret) {
-		fprintf(stderr, "Failed to modify QP to INIT: %s\n", vrdma_err(ret));
-		goto close_dev;
+	for (i = 0; i < o->num_qp; i++) {
+		ret = vrdma_modify_qp(c->qps[i], &attr, mask);
+		if (ret) {
+			if (o->srq)
+				fprintf(stderr, "Failed to modify QP[%u] to INIT\n", i);
+			else
+				fprintf(stderr, "Failed to modify QP to INIT: %s\n", vrdma_err(ret));
+			goto close_dev;
+		}
 	}
 	return 0;
 
@@ -201,7 +241,12 @@ static bool failed(int ret, const char *what)
 /* Tear down in rdma-core's order; each failure is reported. */
 int pp_close(struct pp_ctx *c)
 {
-	bool bad = failed(vrdma_destroy_qp(c->qp), "destroy QP") ||
+	bool bad = false;
+	unsigned int i;
+
+	for (i = 0; i < c->o->num_qp && !bad; i++)
+		bad = failed(vrdma_destroy_qp(c->qps[i]), "destroy QP");
+	bad = bad || (c->srq && failed(vrdma_destroy_srq(c->srq), "destroy SRQ")) ||
 		   failed(vrdma_destroy_cq(c->cq), "destroy CQ") ||
 		   failed(vrdma_dereg_mr(c->mr), "deregister MR") ||
 		   failed(vrdma_dealloc_pd(c->pd), "deallocate PD");
@@ -232,8 +277,9 @@ static void fill_grh(const struct pp_ctx *c, const struct pp_dest *dest,
 	/* dmac left zero: libvrdma finds it in the neighbour table */
 }
 
-/* pp_connect_ctx: RTR then RTS towards dest (UD: and its "AH"). */
-int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest)
+/* pp_connect_ctx for one QP: RTR then RTS towards dest (UD: and its "AH"). */
+static int connect_qp(struct pp_ctx *c, struct vrdma_qp *qp, unsigned int my_psn,
+		      const struct pp_dest *dest)
 {
 	const struct pp_opts *o = c->o;
 	struct virtio_rdma_qp_attr attr;
@@ -262,7 +308,7 @@ int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest
 			mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
 		}
 	}
-	ret = vrdma_modify_qp(c->qp, &attr, mask);
+	ret = vrdma_modify_qp(qp, &attr, mask);
 	if (ret) {
 		fprintf(stderr, "Failed to modify QP to RTR: %s\n", vrdma_err(ret));
 		return -1;
@@ -278,7 +324,7 @@ int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest
 		attr.max_rd_atomic = 1;
 		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
 	}
-	ret = vrdma_modify_qp(c->qp, &attr, mask);
+	ret = vrdma_modify_qp(qp, &attr, mask);
 	if (ret) {
 		fprintf(stderr, "Failed to modify QP to RTS: %s\n", vrdma_err(ret));
 		return -1;
@@ -295,5 +341,15 @@ int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest
 		c->av.hop_limit = 1;
 		c->remote_qpn = dest->qpn;
 	}
+	return 0;
+}
+
+int pp_connect(struct pp_ctx *c, const struct pp_dest *my, const struct pp_dest *dest)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->o->num_qp; i++)
+		if (connect_qp(c, c->qps[i], my[i].psn, &dest[i]))
+			return -1;
 	return 0;
 }

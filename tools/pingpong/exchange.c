@@ -91,29 +91,75 @@ static int wire_to_dest(const char msg[WIRE_LEN], struct pp_dest *d)
 	return 0;
 }
 
+/* Addresses on the wire: ibv_srq_pingpong always sends PP_MAX_QP. */
+static unsigned int n_dests(const struct pp_opts *o)
+{
+	return o->srq ? PP_MAX_QP : 1;
+}
+
+static int write_dests(int fd, const struct pp_opts *o, const struct pp_dest *my)
+{
+	char msg[WIRE_LEN];
+	unsigned int i;
+
+	for (i = 0; i < n_dests(o); i++) {
+		dest_to_wire(&my[i], msg);
+		if (write_all(fd, msg, WIRE_LEN))
+			return -1;
+	}
+	return 0;
+}
+
+/* 0, or -1 (said why, in the words of the rdma-core tool played). The
+ * ones past num_qp are read and ignored. */
+static int read_dests(int fd, const struct pp_opts *o, struct pp_dest *rem, bool client)
+{
+	const char *who = client ? (o->srq ? "client read" : "client read/write") : "server read";
+	char msg[WIRE_LEN];
+	unsigned int i;
+	ssize_t got;
+
+	for (i = 0; i < n_dests(o); i++) {
+		got = read_all(fd, msg, WIRE_LEN);
+		if (got != (ssize_t)WIRE_LEN) {
+			say_read_error(who, got, WIRE_LEN);
+			if (o->srq)
+				fprintf(stderr, "%zd/%zu: Couldn't read remote address [%u]\n",
+					got < 0 ? 0 : got, WIRE_LEN, i);
+			else if (client)
+				fprintf(stderr, "Couldn't read/write remote address\n");
+			else
+				fprintf(stderr, "%zd/%zu: Couldn't read remote address\n",
+					got < 0 ? 0 : got, WIRE_LEN);
+			return -1;
+		}
+		if (i < o->num_qp && wire_to_dest(msg, &rem[i]))
+			return -1;
+	}
+	return 0;
+}
+
 int client_exch_dest(const struct pp_opts *o, const struct pp_dest *my,
 		     struct pp_dest *rem)
 {
-	char msg[WIRE_LEN];
 	int fd, ret = -1;
-	ssize_t got;
 
 	fd = tcp_connect(o->servername, (int)o->tcp_port, AF_UNSPEC, o->timeout_s);
 	if (fd < 0)
 		return -1;
 
-	dest_to_wire(my, msg);
-	if (write_all(fd, msg, WIRE_LEN)) {
+	if (write_dests(fd, o, my)) {
 		fprintf(stderr, "Couldn't send local address\n");
 		goto close_fd;
 	}
-	got = read_all(fd, msg, WIRE_LEN);
-	if (got != (ssize_t)WIRE_LEN || write_all(fd, "done", DONE_LEN)) {
-		say_read_error("client read/write", got, WIRE_LEN);
-		fprintf(stderr, "Couldn't read/write remote address\n");
+	if (read_dests(fd, o, rem, true))
+		goto close_fd;
+	if (write_all(fd, "done", DONE_LEN)) {
+		fprintf(stderr, o->srq ? "client write: the peer closed the connection\n" :
+			"Couldn't read/write remote address\n");
 		goto close_fd;
 	}
-	ret = wire_to_dest(msg, rem) ? -1 : 0;
+	ret = 0;
 close_fd:
 	close(fd);
 	return ret;
@@ -142,21 +188,13 @@ int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct pp_dest 
 	}
 	tcp_timeouts(fd, o->timeout_s);
 
-	got = read_all(fd, msg, WIRE_LEN);
-	if (got != (ssize_t)WIRE_LEN) {
-		say_read_error("server read", got, WIRE_LEN);
-		fprintf(stderr, "%zd/%zu: Couldn't read remote address\n", got < 0 ? 0 : got,
-			WIRE_LEN);
+	if (read_dests(fd, o, rem, false))
 		goto close_fd;
-	}
-	if (wire_to_dest(msg, rem))
-		goto close_fd;
-	if (pp_connect(c, my->psn, rem)) {
+	if (pp_connect(c, my, rem)) {
 		fprintf(stderr, "Couldn't connect to remote QP\n");
 		goto close_fd;
 	}
-	dest_to_wire(my, msg);
-	if (write_all(fd, msg, WIRE_LEN)) {
+	if (write_dests(fd, o, my)) {
 		fprintf(stderr, "Couldn't send/recv local address\n");
 		goto close_fd;
 	}

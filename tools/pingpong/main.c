@@ -28,6 +28,8 @@ static const char *event_name(unsigned int ev)
 		return "local access violation work queue error";
 	case VIRTIO_RDMA_EVENT_SQ_DRAINED:
 		return "send queue drained";
+	case VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED:
+		return "SRQ limit reached";
 	default:
 		return "unknown";
 	}
@@ -69,7 +71,7 @@ static void say_timeout(const struct pp_ctx *c)
  * done. Returns 0 or -1 (said why). */
 static int pp_handle_wc(struct pp_ctx *c, const struct virtio_rdma_cqe *wc)
 {
-	int wr_id = (int)wc->wr_id;
+	int wr_id = (int)wc->wr_id, q;
 
 	/* ibverbs has these on the async fd, which rdma-core's tools do not
 	 * read: not completions. A QP's error completions follow its event;
@@ -84,12 +86,19 @@ static int pp_handle_wc(struct pp_ctx *c, const struct virtio_rdma_cqe *wc)
 			wc->status, wr_id);
 		return -1;
 	}
+	/* each QP pings on its own (ibv_srq_pingpong's find_qp) */
+	q = pp_find_qp(c, wc->qp_num);
+	if (q < 0) {
+		fprintf(stderr, "Couldn't find QPN %06x\n", wc->qp_num);
+		return -1;
+	}
 	switch (wr_id) {
 	case PINGPONG_SEND_WRID:
 		c->scnt++;
 		break;
 	case PINGPONG_RECV_WRID:
-		if (--c->routs <= 1) {
+		/* the SRQ is topped up once no more than one per QP is left */
+		if (--c->routs <= (int)c->o->num_qp) {
 			c->routs += pp_post_recv(c, c->o->rx_depth - c->routs);
 			if (c->routs < (int)c->o->rx_depth) {
 				fprintf(stderr, "Couldn't post receive (%d)\n", c->routs);
@@ -102,13 +111,13 @@ static int pp_handle_wc(struct pp_ctx *c, const struct virtio_rdma_cqe *wc)
 		fprintf(stderr, "Completion for unknown wr_id %d\n", wr_id);
 		return -1;
 	}
-	c->pending &= ~wr_id;
-	if (c->scnt < c->o->iters && !c->pending) {
-		if (pp_post_send(c)) {
+	c->pending[q] &= ~wr_id;
+	if (c->scnt < c->o->iters && !c->pending[q]) {
+		if (pp_post_send(c, (unsigned int)q)) {
 			fprintf(stderr, "Couldn't post send\n");
 			return -1;
 		}
-		c->pending = PINGPONG_RECV_WRID | PINGPONG_SEND_WRID;
+		c->pending[q] = PINGPONG_RECV_WRID | PINGPONG_SEND_WRID;
 	}
 	return 0;
 }
@@ -120,7 +129,7 @@ static int pp_run(struct pp_ctx *c)
 	int64_t deadline = now_ms() + (int64_t)o->timeout_s * 1000;
 
 	while (c->rcnt < o->iters || c->scnt < o->iters) {
-		struct virtio_rdma_cqe wc[2];
+		struct virtio_rdma_cqe wc[16];
 		unsigned int polls = 0;
 		int ne, i, ret;
 
@@ -144,7 +153,7 @@ static int pp_run(struct pp_ctx *c)
 			}
 		}
 		do {
-			ne = vrdma_poll_cq(c->cq, 2, wc);
+			ne = vrdma_poll_cq(c->cq, c->o->srq ? 16 : 2, wc);
 			if (ne < 0) {
 				fprintf(stderr, "poll CQ failed %d\n", ne);
 				return -1;
@@ -202,13 +211,13 @@ static unsigned int check_buf(const struct pp_ctx *c, size_t page_size)
 
 int main(int argc, char **argv)
 {
-	struct pp_dest my = { 0 }, rem = { 0 };
+	static struct pp_dest my[PP_MAX_QP], rem[PP_MAX_QP];	/* -T srq: one per QP */
 	struct timeval start, end;
 	size_t page_size = (size_t)sysconf(_SC_PAGESIZE);
 	struct pp_opts o;
 	struct pp_ctx c;
 	char gid[INET6_ADDRSTRLEN];
-	unsigned int bad = 0;
+	unsigned int bad = 0, i;
 	int ret;
 
 	ret = parse_args(argc, argv, &o);
@@ -231,50 +240,60 @@ int main(int argc, char **argv)
 		}
 	}
 
-	my.lid = 0;		/* RoCE: no LID */
-	ret = vrdma_query_gid(c.dev, (unsigned int)o.gidx, my.gid);
-	if (ret) {
-		if (o.type == VIRTIO_IB_QPT_UD)
-			fprintf(stderr, "Could not get local gid for gid index %d\n", o.gidx);
-		else
-			fprintf(stderr, "can't read sgid of index %d\n", o.gidx);
-		goto free_ctx;
+	for (i = 0; i < o.num_qp; i++) {
+		my[i].lid = 0;		/* RoCE: no LID */
+		ret = vrdma_query_gid(c.dev, (unsigned int)o.gidx, my[i].gid);
+		if (ret) {
+			if (o.type == VIRTIO_IB_QPT_UD || o.srq)
+				fprintf(stderr, "Could not get local gid for gid index %d\n",
+					o.gidx);
+			else
+				fprintf(stderr, "can't read sgid of index %d\n", o.gidx);
+			goto free_ctx;
+		}
+		my[i].qpn = vrdma_qp_num(c.qps[i]);
+		my[i].psn = (unsigned int)(lrand48() & ROCE_PSN_MASK);
+		inet_ntop(AF_INET6, my[i].gid, gid, sizeof(gid));
+		/* ibv_ud_pingpong really prints "PSN 0x...: GID" here */
+		printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n",
+		       my[i].lid, my[i].qpn, my[i].psn, o.type == VIRTIO_IB_QPT_UD ? ":" : ",",
+		       gid);
 	}
-	my.qpn = vrdma_qp_num(c.qp);
-	my.psn = (unsigned int)(lrand48() & ROCE_PSN_MASK);
-	inet_ntop(AF_INET6, my.gid, gid, sizeof(gid));
-	/* ibv_ud_pingpong really prints "PSN 0x...: GID" here */
-	printf("  local address:  LID 0x%04x, QPN 0x%06x, PSN 0x%06x%s GID %s\n",
-	       my.lid, my.qpn, my.psn, o.type == VIRTIO_IB_QPT_UD ? ":" : ",", gid);
 	fflush(stdout);
 
 	if (o.servername)
-		ret = client_exch_dest(&o, &my, &rem);
+		ret = client_exch_dest(&o, my, rem);
 	else
-		ret = server_exch_dest(&c, &my, &rem);
+		ret = server_exch_dest(&c, my, rem);
 	if (ret)
 		goto free_ctx;
 
-	inet_ntop(AF_INET6, rem.gid, gid, sizeof(gid));
-	printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n",
-	       rem.lid, rem.qpn, rem.psn, gid);
+	for (i = 0; i < o.num_qp; i++) {
+		inet_ntop(AF_INET6, rem[i].gid, gid, sizeof(gid));
+		printf("  remote address: LID 0x%04x, QPN 0x%06x, PSN 0x%06x, GID %s\n",
+		       rem[i].lid, rem[i].qpn, rem[i].psn, gid);
+	}
 	fflush(stdout);
 
-	if (o.servername && pp_connect(&c, my.psn, &rem))
+	if (o.servername && pp_connect(&c, my, rem))
 		goto free_ctx;
 
-	c.pending = PINGPONG_RECV_WRID;
+	for (i = 0; i < o.num_qp; i++)
+		c.pending[i] = PINGPONG_RECV_WRID;
 	if (o.servername) {
-		size_t i;
+		size_t j;
 
 		if (o.chk)
-			for (i = 0; i < o.size; i += page_size)
-				c.buf[c.grh + i] = 0;	/* rdma-core's i / page_size % sizeof(char) */
-		if (pp_post_send(&c)) {
-			fprintf(stderr, "Couldn't post send\n");
-			goto free_ctx;
+			for (j = 0; j < o.size; j += page_size)
+				c.buf[c.grh + j] = 0;	/* rdma-core's i / page_size % sizeof(char) */
+		/* ibv_srq_pingpong starts every QP */
+		for (i = 0; i < o.num_qp; i++) {
+			if (pp_post_send(&c, i)) {
+				fprintf(stderr, "Couldn't post send\n");
+				goto free_ctx;
+			}
+			c.pending[i] |= PINGPONG_SEND_WRID;
 		}
-		c.pending |= PINGPONG_SEND_WRID;
 	}
 
 	if (gettimeofday(&start, NULL)) {

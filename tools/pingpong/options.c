@@ -18,12 +18,13 @@ static int set_type(void *dest, const struct opt *opt, const char *arg);
 static int set_size(void *dest, const struct opt *opt, const char *arg);
 static int set_mtu(void *dest, const struct opt *opt, const char *arg);
 static int set_gidx(void *dest, const struct opt *opt, const char *arg);
+static int set_num_qp(void *dest, const struct opt *opt, const char *arg);
 static int help(void *dest, const struct opt *opt, const char *arg);
 
 #define OFF(field)	offsetof(struct pp_opts, field)
 static const struct opt options[] = {
-	{ 'T', "type", OPT_CALL, true, .call = set_type, .metavar = "rc|uc|ud",
-	  .help = "transport: as ibv_rc/uc/ud_pingpong (default rc)" },
+	{ 'T', "type", OPT_CALL, true, .call = set_type, .metavar = "rc|uc|ud|srq",
+	  .help = "transport: as ibv_rc/uc/ud/srq_pingpong (default rc)" },
 	{ 'p', "port", OPT_UINT, .off = OFF(tcp_port), .max = 65535, .metavar = "port",
 	  .help = "listen on/connect to port <port> (default " OPT_STR(DEFAULT_TCP_PORT) ")" },
 	{ 'd', "ib-dev", OPT_STRING, .off = OFF(socket), .metavar = "socket",
@@ -37,6 +38,8 @@ static const struct opt options[] = {
 	/* the device takes at most max_qp_wr (4096) receives */
 	{ 'r', "rx-depth", OPT_UINT, .off = OFF(rx_depth), .min = 1, .max = 32768, .metavar = "dep",
 	  .help = "number of receives to post at a time (default 500)" },
+	{ 'q', "num-qp", OPT_CALL, true, .min = 1, .max = PP_MAX_QP, .call = set_num_qp,
+	  .metavar = "num", .help = "number of QPs to use (default 16; -T srq only)" },
 	{ 'n', "iters", OPT_UINT, .off = OFF(iters), .min = 1, .max = INT_MAX, .metavar = "iters",
 	  .help = "number of exchanges (default 1000)" },
 	{ 'l', "sl", OPT_UINT, .off = OFF(sl), .max = 15, .metavar = "sl",
@@ -77,11 +80,23 @@ static int set_type(void *dest, const struct opt *opt, const char *arg)
 		o->type = VIRTIO_IB_QPT_UC;
 	} else if (!strcasecmp(arg, "ud")) {
 		o->type = VIRTIO_IB_QPT_UD;
+	} else if (!strcasecmp(arg, "srq")) {
+		o->type = VIRTIO_IB_QPT_RC;
+		o->srq = true;
 	} else {
-		fprintf(stderr, "%s: invalid transport '%s' for -T (rc, uc or ud)\n", table.prog, arg);
+		fprintf(stderr, "%s: invalid transport '%s' for -T (rc, uc, ud or srq)\n", table.prog,
+			arg);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int set_num_qp(void *dest, const struct opt *opt, const char *arg)
+{
+	struct pp_opts *o = dest;
+
+	o->num_qp_set = true;
+	return opt_uint(&table, opt, arg, &o->num_qp);
 }
 
 static int set_size(void *dest, const struct opt *opt, const char *arg)
@@ -154,7 +169,7 @@ int parse_args(int argc, char **argv, struct pp_opts *o)
 	*o = (struct pp_opts){
 		.type = VIRTIO_IB_QPT_RC, .tcp_port = DEFAULT_TCP_PORT, .ib_port = 1,
 		.size = 4096, .mtu = 3, .rx_depth = 500, .iters = 1000, .gidx = 0,
-		.timeout_s = DEFAULT_TIMEOUT_S,
+		.timeout_s = DEFAULT_TIMEOUT_S, .num_qp = SRQ_DEFAULT_QPS,
 	};
 	ret = opt_parse(&table, o, argc, argv, &first);
 	if (ret == 1)
@@ -168,6 +183,24 @@ int parse_args(int argc, char **argv, struct pp_opts *o)
 	} else if (first < argc) {
 		fprintf(stderr, "%s: one server host name at most\n", table.prog);
 		usage(stderr);
+		return -EINVAL;
+	}
+	if (!o->srq && o->num_qp_set) {
+		fprintf(stderr, "%s: -q is an option of -T srq only\n", table.prog);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (!o->srq)
+		o->num_qp = 1;
+	/* ibv_srq_pingpong has no -c: its QPs share one buffer */
+	if (o->srq && o->chk) {
+		fprintf(stderr, "%s: -c is not an option of -T srq\n", table.prog);
+		usage(stderr);
+		return -EINVAL;
+	}
+	if (o->srq && o->num_qp > o->rx_depth) {
+		fprintf(stderr, "rx_depth %u is too small for %u QPs -- "
+			"must have at least one receive per QP.\n", o->rx_depth, o->num_qp);
 		return -EINVAL;
 	}
 	if (o->type == VIRTIO_IB_QPT_UD) {

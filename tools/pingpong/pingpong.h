@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vrdma-pingpong: rdma-core's ibv_rc_pingpong, ibv_uc_pingpong and
- * ibv_ud_pingpong (v44) on a VM socket of vrdmad, through libvrdma. Same
+ * vrdma-pingpong: rdma-core's ibv_rc_pingpong, ibv_uc_pingpong,
+ * ibv_ud_pingpong and ibv_srq_pingpong (v44; -T srq: -q RC QPs sharing one
+ * SRQ) on a VM socket of vrdmad, through libvrdma. Same
  * flags (-d names the VM's vhost-user socket instead of an IB device, -T
  * picks the transport), same out-of-band TCP exchange, same posted work and
  * completion accounting, same output: it interoperates with the real tools
@@ -37,11 +38,17 @@ enum { PINGPONG_RECV_WRID = 1, PINGPONG_SEND_WRID = 2 };
 #define WIRE_MSG		"0000:000000:000000:00000000000000000000000000000000"
 #define WIRE_LEN		sizeof(WIRE_MSG)	/* with the NUL, as rdma-core sends it */
 #define DONE_LEN		sizeof("done")
+/* ibv_srq_pingpong's MAX_QP: its exchange always carries this many
+ * addresses, the unused ones zero. */
+#define PP_MAX_QP		256u
+#define SRQ_DEFAULT_QPS		16u
 /* Empty CQ polls between looks at the clock and at the daemon's socket. */
 #define POLLS_PER_CHECK		16384u
 
 struct pp_opts {
 	uint8_t type;			/* VIRTIO_IB_QPT_RC / UC / UD */
+	bool srq;			/* -T srq: RC QPs on one SRQ */
+	unsigned int num_qp;		/* 1, or -q with -T srq */
 	const char *socket;
 	const char *servername;
 	unsigned int tcp_port;
@@ -54,7 +61,7 @@ struct pp_opts {
 	int gidx;
 	bool events, chk;
 	unsigned int timeout_s;
-	bool size_set, mtu_set;
+	bool size_set, mtu_set, num_qp_set;
 };
 
 struct pp_dest {
@@ -68,13 +75,15 @@ struct pp_ctx {
 	struct vrdma_pd *pd;
 	struct vrdma_mr *mr;
 	struct vrdma_cq *cq;
-	struct vrdma_qp *qp;
+	struct vrdma_qp *qp;		/* qps[0] */
+	struct vrdma_qp *qps[PP_MAX_QP];
+	struct vrdma_srq *srq;		/* -T srq */
 	uint8_t *buf;
 	size_t buf_len;
 	unsigned int grh;		/* GRH_LEN for UD, else 0 */
 	uint32_t send_flags;
 	struct virtio_rdma_rsp_query_port port;
-	int pending;
+	int pending[PP_MAX_QP];		/* per QP: PINGPONG_*_WRID still to complete */
 	int routs;
 	unsigned int rcnt, scnt;
 	/* UD: what ibv_create_ah would hold, sent with every WR */
@@ -88,13 +97,16 @@ int parse_args(int argc, char **argv, struct pp_opts *o);
 
 /* device.c */
 int pp_post_recv(struct pp_ctx *c, unsigned int n);
-int pp_post_send(struct pp_ctx *c);
+int pp_post_send(struct pp_ctx *c, unsigned int qp);
 void pp_free(struct pp_ctx *c);
 int pp_init(struct pp_ctx *c, const struct pp_opts *o);
 int pp_close(struct pp_ctx *c);
-int pp_connect(struct pp_ctx *c, unsigned int my_psn, const struct pp_dest *dest);
+/* Each QP i to dest[i] (o->num_qp of them). */
+int pp_connect(struct pp_ctx *c, const struct pp_dest *my, const struct pp_dest *dest);
+/* The index of the QP with number qpn, or -1. */
+int pp_find_qp(const struct pp_ctx *c, uint32_t qpn);
 
-/* exchange.c */
+/* exchange.c: one address each way, or PP_MAX_QP with -T srq */
 int client_exch_dest(const struct pp_opts *o, const struct pp_dest *my,
 		     struct pp_dest *rem);
 int server_exch_dest(struct pp_ctx *c, const struct pp_dest *my, struct pp_dest *rem);
