@@ -54,6 +54,7 @@ struct vrdma_dev {
 	struct vrdma_cq_slot *cq_slots;	/* max_cq */
 	struct vrdma_cq __rcu **cqs;	/* by slot, for the CQ interrupt */
 	struct xarray qps;		/* qpn -> struct vrdma_qp */
+	struct xarray srqs;		/* srqn -> struct vrdma_srq */
 
 	u8 mac[ETH_ALEN];		/* from sys_image_guid: our netdev's */
 	struct net_device *netdev;	/* bound, held by the IB core */
@@ -99,6 +100,14 @@ struct vrdma_wq {
 	u32 max_sge;
 };
 
+struct vrdma_srq {
+	struct ib_srq ibsrq;
+	struct vrdma_dev *dev;
+	u32 srqn;
+	u32 index;			/* the QP slot whose RQ it uses */
+	struct vrdma_wq rq;
+};
+
 struct vrdma_qp {
 	struct ib_qp ibqp;
 	struct vrdma_dev *dev;
@@ -129,6 +138,11 @@ static inline struct vrdma_cq *to_vcq(struct ib_cq *cq)
 static inline struct vrdma_qp *to_vqp(struct ib_qp *qp)
 {
 	return container_of(qp, struct vrdma_qp, ibqp);
+}
+
+static inline struct vrdma_srq *to_vsrq(struct ib_srq *srq)
+{
+	return container_of(srq, struct vrdma_srq, ibsrq);
 }
 
 static inline struct vrdma_ah *to_vah(struct ib_ah *ah)
@@ -200,5 +214,13 @@ int vrdma_post_send(struct ib_qp *qp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int vrdma_post_recv(struct ib_qp *qp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+int vrdma_create_srq(struct ib_srq *srq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int vrdma_modify_srq(struct ib_srq *srq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int vrdma_query_srq(struct ib_srq *srq, struct ib_srq_attr *attr);
+int vrdma_destroy_srq(struct ib_srq *srq, struct ib_udata *udata);
+int vrdma_post_srq_recv(struct ib_srq *srq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
 
 #endif

@@ -173,6 +173,26 @@ void vrdma_cq_done(struct virtqueue *vq)
 	rcu_read_unlock();
 }
 
+/* SRQ_LIMIT_REACHED names the SRQ in src_qp; found and used under the
+ * xarray's lock, which destroy_srq takes to remove it. */
+static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
+{
+	struct ib_event ev = {
+		.device = &dev->ib,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+	struct vrdma_srq *srq;
+	unsigned long flags;
+
+	xa_lock_irqsave(&dev->srqs, flags);
+	srq = xa_load(&dev->srqs, srqn);
+	if (srq && srq->ibsrq.event_handler) {
+		ev.element.srq = &srq->ibsrq;
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	xa_unlock_irqrestore(&dev->srqs, flags);
+}
+
 /* An asynchronous event CQE; cq->lock held. */
 static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 {
@@ -186,6 +206,9 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 		ev.element.cq = &cq->ibcq;
 		if (cq->ibcq.event_handler)
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+		return;
+	case VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED:
+		vrdma_srq_event(cq->dev, le32_to_cpu(c->src_qp));
 		return;
 	case VIRTIO_RDMA_EVENT_QP_FATAL:
 	case VIRTIO_RDMA_EVENT_QP_REQ_ERR:

@@ -25,6 +25,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.create_ah = vrdma_create_ah,
 	.create_cq = vrdma_create_cq,
 	.create_qp = vrdma_create_qp,
+	.create_srq = vrdma_create_srq,
 	.create_user_ah = vrdma_create_ah,	/* uverbs CREATE_AH needs it */
 	.dealloc_pd = vrdma_dealloc_pd,
 	.dealloc_ucontext = vrdma_dealloc_ucontext,
@@ -33,18 +34,22 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.destroy_ah = vrdma_destroy_ah,
 	.destroy_cq = vrdma_destroy_cq,
 	.destroy_qp = vrdma_destroy_qp,
+	.destroy_srq = vrdma_destroy_srq,
 	.get_dma_mr = vrdma_get_dma_mr,
 	.get_link_layer = vrdma_get_link_layer,
 	.get_port_immutable = vrdma_get_port_immutable,
 	.modify_qp = vrdma_modify_qp,
+	.modify_srq = vrdma_modify_srq,
 	.poll_cq = vrdma_poll_cq,
 	.post_recv = vrdma_post_recv,
 	.post_send = vrdma_post_send,
+	.post_srq_recv = vrdma_post_srq_recv,
 	.query_ah = vrdma_query_ah,
 	.query_device = vrdma_query_device,
 	.query_pkey = vrdma_query_pkey,
 	.query_port = vrdma_query_port,
 	.query_qp = vrdma_query_qp,
+	.query_srq = vrdma_query_srq,
 	.reg_user_mr = vrdma_reg_user_mr,
 	.req_notify_cq = vrdma_req_notify_cq,
 
@@ -52,6 +57,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, vrdma_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vrdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vrdma_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vrdma_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vrdma_ucontext, ibuc),
 };
 
@@ -93,6 +99,12 @@ static int vrdma_read_config(struct vrdma_dev *dev)
 	CFG32(max_qp_init_rd_atom);
 	CFG32(max_ah);
 	CFG32(max_fast_reg_page_list_len);
+	/* past the GID table: the SRQ limits */
+	virtio_cread_bytes(dev->vdev, offsetof(struct virtio_rdma_config, max_srq),
+			   &raw.max_srq, 3 * sizeof(raw.max_srq));
+	CFG32(max_srq);
+	CFG32(max_srq_wr);
+	CFG32(max_srq_sge);
 #undef CFG32
 	c->atomic_cap = raw.atomic_cap;
 	c->max_pkeys = le16_to_cpu(raw.max_pkeys);
@@ -319,6 +331,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	spin_lock_init(&dev->ctrl_lock);
 	INIT_LIST_HEAD(&dev->ctrl_inflight);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->bind_work, vrdma_bind_work);
 	dev->nb.notifier_call = vrdma_netdev_event;
 
@@ -340,6 +353,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	 */
 	dev->ib.uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				   BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
 				   BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				   BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	dev->ib.node_type = RDMA_NODE_IB_CA;

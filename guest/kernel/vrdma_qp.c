@@ -59,7 +59,7 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	default:
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > dev->cfg.max_qp_wr ||
 	    cap->max_recv_wr > dev->cfg.max_qp_wr ||
@@ -79,6 +79,12 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	req.max_recv_sge = cpu_to_le32(cap->max_recv_sge);
 	req.recv_cqn = cpu_to_le32(to_vcq(init->recv_cq)->cqn);
 	req.max_inline_data = cpu_to_le32(cap->max_inline_data);
+	if (init->srq) {
+		req.flags = cpu_to_le32(VIRTIO_RDMA_CREATE_QP_SRQ);
+		req.srqn = cpu_to_le32(to_vsrq(init->srq)->srqn);
+		req.max_recv_wr = 0;
+		req.max_recv_sge = 0;
+	}
 	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_QP, &req, sizeof(req),
 			&rsp, sizeof(rsp));
 	if (err)
@@ -303,7 +309,7 @@ static int vrdma_wq_add(struct vrdma_wq *wq, void *buf, size_t len,
  */
 #define VRDMA_RING_WAIT_US	(2 * USEC_PER_SEC)
 
-static int vrdma_wq_post(struct vrdma_qp *qp, struct vrdma_wq *wq, void *buf,
+static int vrdma_wq_post(bool user, struct vrdma_wq *wq, void *buf,
 			 size_t len, bool *kick)
 {
 	unsigned int waited = 0;
@@ -314,7 +320,7 @@ static int vrdma_wq_post(struct vrdma_qp *qp, struct vrdma_wq *wq, void *buf,
 		spin_lock_irqsave(&wq->lock, flags);
 		err = vrdma_wq_add(wq, buf, len, kick);
 		spin_unlock_irqrestore(&wq->lock, flags);
-		if (err != -ENOSPC || !qp->ibqp.uobject ||
+		if (err != -ENOSPC || !user ||
 		    waited >= VRDMA_RING_WAIT_US)
 			break;
 		if (*kick) {
@@ -462,7 +468,7 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = len;
 			break;
 		}
-		err = vrdma_wq_post(qp, &qp->sq, buf, len, &kick);
+		err = vrdma_wq_post(qp->ibqp.uobject, &qp->sq, buf, len, &kick);
 		if (err) {
 			kfree(buf);
 			break;
@@ -475,30 +481,23 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr)
+/* Receive WRs onto a QP's RQ or an SRQ's queue. */
+static int vrdma_post_recv_wq(struct vrdma_wq *wq, bool user,
+			      const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
 {
-	struct vrdma_qp *qp = to_vqp(ibqp);
 	struct virtio_rdma_cmd_post_recv *c;
 	bool kick = false;
 	size_t len;
 	int err = 0;
 
-	if (READ_ONCE(qp->dev->fatal)) {
-		*bad_wr = wr;
-		return -EIO;
-	}
-	if (READ_ONCE(qp->state) == IB_QPS_RESET) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
+		if (wr->num_sge < 0 || wr->num_sge > wq->max_sge) {
 			err = -EINVAL;
 			break;
 		}
 		len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge);
-		c = kzalloc(len, qp->ibqp.uobject ? GFP_KERNEL : GFP_ATOMIC);
+		c = kzalloc(len, user ? GFP_KERNEL : GFP_ATOMIC);
 		if (!c) {
 			err = -ENOMEM;
 			break;
@@ -507,7 +506,7 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		c->wr_id = cpu_to_le64(wr->wr_id);
 		vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
 				wr->num_sge);
-		err = vrdma_wq_post(qp, &qp->rq, c, len, &kick);
+		err = vrdma_wq_post(user, wq, c, len, &kick);
 		if (err) {
 			kfree(c);
 			break;
@@ -516,6 +515,139 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	if (kick)
-		virtqueue_notify(qp->rq.vq);
+		virtqueue_notify(wq->vq);
 	return err;
+}
+
+int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct vrdma_qp *qp = to_vqp(ibqp);
+	int err = 0;
+
+	if (READ_ONCE(qp->dev->fatal))
+		err = -EIO;
+	else if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq)
+		err = -EINVAL;	/* a QP on an SRQ has no RQ of its own */
+	if (err) {
+		*bad_wr = wr;
+		return err;
+	}
+	return vrdma_post_recv_wq(&qp->rq, ibqp->uobject, wr, bad_wr);
+}
+
+/* ---- shared receive queues: an SRQ holds a QP slot, whose RQ takes its
+ * receive WQEs (docs/virtio-rdma.md, CREATE_SRQ) ---- */
+
+int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct vrdma_dev *dev = to_vdev(ibsrq->device);
+	struct vrdma_srq *srq = to_vsrq(ibsrq);
+	struct virtio_rdma_cmd_create_srq req = {
+		.pdn = cpu_to_le32(to_vpd(ibsrq->pd)->pdn),
+		.max_wr = cpu_to_le32(init->attr.max_wr),
+		.max_sge = cpu_to_le32(init->attr.max_sge),
+		.srq_limit = cpu_to_le32(init->attr.srq_limit),
+	};
+	struct virtio_rdma_cmd_destroy_srq dreq;
+	struct virtio_rdma_rsp_create_srq rsp;
+	int err;
+
+	if (init->srq_type != IB_SRQT_BASIC)
+		return -EOPNOTSUPP;
+	if (init->attr.max_wr > dev->cfg.max_srq_wr ||
+	    init->attr.max_sge > dev->cfg.max_srq_sge)
+		return -EINVAL;
+	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_SRQ, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	if (err)
+		return err;
+	srq->dev = dev;
+	srq->srqn = le32_to_cpu(rsp.srqn);
+	srq->index = le32_to_cpu(rsp.srq_index);
+	if (srq->index >= dev->max_qp) {
+		dev_err(&dev->vdev->dev, "device gave SRQ slot %u of %u\n",
+			srq->index, dev->max_qp);
+		err = -EIO;
+		goto destroy_srq;
+	}
+	vrdma_wq_init(&srq->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, srq->index)],
+		      init->attr.max_wr, init->attr.max_sge);
+	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (err)
+		goto destroy_srq;
+	return 0;
+
+destroy_srq:
+	dreq.srqn = rsp.srqn;
+	vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &dreq, sizeof(dreq), NULL, 0);
+	return err;
+}
+
+int vrdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct vrdma_srq *srq = to_vsrq(ibsrq);
+	struct virtio_rdma_cmd_modify_srq req = {
+		.srqn = cpu_to_le32(srq->srqn),
+		.attr_mask = cpu_to_le32(mask),	/* IB_SRQ_* are the ABI's bits */
+		.max_wr = cpu_to_le32(attr->max_wr),
+		.srq_limit = cpu_to_le32(attr->srq_limit),
+	};
+
+	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
+		return -EINVAL;
+	if (mask & IB_SRQ_MAX_WR)
+		return -EOPNOTSUPP;	/* the device does not resize SRQs */
+	return vrdma_cmd(srq->dev, VIRTIO_CMD_MODIFY_SRQ, &req, sizeof(req),
+			 NULL, 0);
+}
+
+int vrdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct vrdma_srq *srq = to_vsrq(ibsrq);
+	struct virtio_rdma_cmd_query_srq req = { .srqn = cpu_to_le32(srq->srqn) };
+	struct virtio_rdma_rsp_query_srq rsp;
+	int err;
+
+	err = vrdma_cmd(srq->dev, VIRTIO_CMD_QUERY_SRQ, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	if (err)
+		return err;
+	attr->max_wr = le32_to_cpu(rsp.max_wr);
+	attr->max_sge = le32_to_cpu(rsp.max_sge);
+	attr->srq_limit = le32_to_cpu(rsp.srq_limit);
+	return 0;
+}
+
+int vrdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct vrdma_srq *srq = to_vsrq(ibsrq);
+	struct virtio_rdma_cmd_destroy_srq req = { .srqn = cpu_to_le32(srq->srqn) };
+	unsigned long flags;
+	int err;
+
+	err = vrdma_cmd(srq->dev, VIRTIO_CMD_DESTROY_SRQ, &req, sizeof(req),
+			NULL, 0);
+	if (err && err != -EIO && err != -ETIMEDOUT)
+		return err;
+	/* the event path finds SRQs under the xarray's lock */
+	xa_erase_irq(&srq->dev->srqs, srq->srqn);
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	vrdma_wq_reclaim(&srq->rq);	/* the device gave them all back */
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+	return 0;
+}
+
+int vrdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct vrdma_srq *srq = to_vsrq(ibsrq);
+
+	if (READ_ONCE(srq->dev->fatal)) {
+		*bad_wr = wr;
+		return -EIO;
+	}
+	return vrdma_post_recv_wq(&srq->rq, ibsrq->uobject, wr, bad_wr);
 }

@@ -36,6 +36,9 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->atomic_cap = c->atomic_cap <= VIRTIO_IB_ATOMIC_GLOB ?
 			   c->atomic_cap : IB_ATOMIC_NONE;
 	attr->max_ah = c->max_ah;
+	attr->max_srq = c->max_srq;
+	attr->max_srq_wr = c->max_srq_wr;
+	attr->max_srq_sge = c->max_srq_sge;
 	attr->max_pkeys = c->max_pkeys;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
 	/* no fast registration work requests yet: no MEM_MGT_EXTENSIONS */

@@ -85,6 +85,24 @@ for who in vm rxe; do
 	check "ibv_rc_pingpong -N (ibv_wr_*) VM <-> Soft-RoCE, 4 KiB, $who serves" pingpong rc 4096 100 "$who" -N
 done
 
+# shared receive queues (issue 18): ibv_srq_pingpong's N QPs on one SRQ
+srq_pingpong() {	# NQP WHO-SERVES
+	local q=$1 who=$2 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" ibv_srq_pingpong -d "$dev_s" -g 1 -q "$q" -s 4096 -n 100 -- \
+		ibv_srq_pingpong -d "$dev_c" -g 1 -q "$q" -s 4096 -n 100 && pp_lines
+}
+for who in vm rxe; do
+	check "ibv_srq_pingpong -q 4 VM <-> Soft-RoCE, 4 KiB, $who serves" srq_pingpong 4 "$who"
+done
+vm_srq_used() {	# vrdmad's SRQ took the VM's receives, refused none
+	local n
+	n=$(ctl stats --json | jq '.vms[0].device.srq_wqes')
+	echo "    receive WQEs taken into SRQs: $n"
+	[ "$n" -gt 0 ] && [ "$(ctl stats --json | jq '.vms[0].device.refused_srq_wqes')" = 0 ]
+}
+check "vrdmad's SRQ took the VM's receives, refused none" vm_srq_used
+
 # vrdma-wr-test (guest/rdma-core/tests/wr_test.c): the rest of the WR
 # API, the VM's QPs connected to each other (vrdmad loops the frames
 # back): every builder and setter, and the batches that must fail whole

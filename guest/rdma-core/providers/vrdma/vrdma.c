@@ -279,6 +279,51 @@ static int vrdma_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(qp, wr, bad_wr);
 }
 
+/* Shared receive queues: the kernel driver holds the SRQ's queue. */
+static struct ibv_srq *vrdma_create_srq(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *attr)
+{
+	struct ib_uverbs_create_srq_resp resp = {};
+	struct ibv_create_srq cmd = {};
+	struct ibv_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp,
+				 sizeof(resp));
+	if (ret)
+		return vrdma_fail(srq, ret);
+	return srq;
+}
+
+static int vrdma_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			    int mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(srq, attr, mask, &cmd, sizeof(cmd));
+}
+
+static int vrdma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int vrdma_destroy_srq(struct ibv_srq *srq)
+{
+	return vrdma_done(srq, ibv_cmd_destroy_srq(srq));
+}
+
+static int vrdma_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
+{
+	return ibv_cmd_post_srq_recv(srq, wr, bad_wr);
+}
+
 /* The kernel resolves the RoCE destination MAC (rdma_create_user_ah). */
 static struct ibv_ah *vrdma_create_ah(struct ibv_pd *pd,
 				      struct ibv_ah_attr *attr)
@@ -340,19 +385,24 @@ static const struct verbs_context_ops vrdma_ctx_ops = {
 	.create_cq = vrdma_create_cq,
 	.create_qp = vrdma_create_qp,
 	.create_qp_ex = vrdma_create_qp_ex,
+	.create_srq = vrdma_create_srq,
 	.dealloc_pd = vrdma_dealloc_pd,
 	.dereg_mr = vrdma_dereg_mr,
 	.destroy_ah = vrdma_destroy_ah,
 	.destroy_cq = vrdma_destroy_cq,
 	.destroy_qp = vrdma_destroy_qp,
+	.destroy_srq = vrdma_destroy_srq,
 	.free_context = vrdma_free_context,
 	.modify_qp = vrdma_modify_qp,
+	.modify_srq = vrdma_modify_srq,
 	.poll_cq = vrdma_poll_cq,
 	.post_recv = vrdma_post_recv,
 	.post_send = vrdma_post_send,
+	.post_srq_recv = vrdma_post_srq_recv,
 	.query_device_ex = vrdma_query_device,
 	.query_port = vrdma_query_port,
 	.query_qp = vrdma_query_qp,
+	.query_srq = vrdma_query_srq,
 	.reg_mr = vrdma_reg_mr,
 	.req_notify_cq = vrdma_req_notify_cq,
 };
