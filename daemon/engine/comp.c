@@ -4,16 +4,19 @@
  * completions of the requester's WQEs, in posting order, and the retransmit
  * and RNR timers.
  *
- * - An ACK covers every PSN up to its own, except a READ's: a READ completes
- *   only with its data, so an ACK beyond a READ whose responses are missing
- *   is an implied NAK (9.7.5.1.5), as is a gap in READ responses. The READ
- *   is asked for again from the gap, a part at a time (ENG_READ_RESEND_MAX).
+ * - An ACK covers every PSN up to its own, except a READ's or an atomic's:
+ *   they complete only with their data, so an ACK beyond one whose responses
+ *   are missing is an implied NAK (9.7.5.1.5), as is a gap in READ
+ *   responses. A READ is asked for again from the gap, a part at a time
+ *   (ENG_READ_RESEND_MAX); an atomic is sent again whole, and the responder
+ *   answers it from its saved result (9.4.5).
  * - A PSN-sequence NAK goes back to the PSN it names (go-back-N); an RNR NAK
  *   waits the responder's RNR time first (rnr_retry 7: for ever, 9.7.5.2.8);
  *   an error NAK completes the WQE with its status and the QP goes to ERR.
  * - The timer fires when nothing is acknowledged for 4.096 us * 2^timeout;
  *   after retry_cnt resends in a row, RETRY_EXC_ERR.
  */
+#include <endian.h>
 #include <string.h>
 
 #include "engine_int.h"
@@ -29,12 +32,18 @@ static bool is_read(const struct eng_swqe *w)
 	return w && w->wr.opcode == ENG_WR_RDMA_READ;
 }
 
-/* Complete every WQE, READs excepted, whose last PSN is before psn_end. */
+static bool is_rd_atomic(const struct eng_swqe *w)
+{
+	return w && eng_wr_is_rd_atomic(w->wr.opcode);
+}
+
+/* Complete every WQE, READs and atomics excepted, whose last PSN is before
+ * psn_end. */
 static void retire_before(struct eng_qp *qp, uint32_t psn_end)
 {
 	struct eng_swqe *w;
 
-	while ((w = head_wqe(qp)) && w->started && !is_read(w) &&
+	while ((w = head_wqe(qp)) && w->started && !is_rd_atomic(w) &&
 	       psn_before(w->last_psn, psn_end))
 		eng_req_retire(qp, ENG_WC_SUCCESS);
 }
@@ -74,16 +83,16 @@ static void implied_nak(struct eng_qp *qp, uint32_t psn)
 }
 
 /* Acknowledged up to (not including) psn. Progress stops at an unfinished
- * READ at the head: an ACK or NAK beyond it means its responses were lost
- * (an implied NAK, 9.7.5.1.5), and they must be asked for again. Returns
- * where the requester must resume. */
+ * READ or atomic at the head: an ACK or NAK beyond it means its responses
+ * were lost (an implied NAK, 9.7.5.1.5), and they must be asked for again.
+ * Returns where the requester must resume. */
 static uint32_t comp_acked(struct eng_qp *qp, uint32_t psn)
 {
 	struct eng_swqe *w;
 
 	retire_before(qp, psn);
 	w = head_wqe(qp);
-	if (is_read(w) && w->started && psn_after(psn, w->rd_next)) {
+	if (is_rd_atomic(w) && w->started && psn_after(psn, w->rd_next)) {
 		eng_comp_progress(qp, w->rd_next);
 		implied_nak(qp, w->rd_next);
 		return w->rd_next;
@@ -158,6 +167,40 @@ alive:
 	comp_alive(qp);
 }
 
+/* An ATOMIC ACKNOWLEDGE (9.4.5): its AETH acknowledges what came before
+ * it, and the atomic at the head completes with the original value, which
+ * goes into the local SGEs in host (little-endian) order, as ibverbs gives
+ * it; on the wire it is big-endian (roce_wire.h decoded it). */
+static void atomic_ack(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	uint32_t psn = pkt->h.psn;
+	uint64_t v = htole64(pkt->h.atomic_orig);
+	struct roce_frag f = { (uint8_t *)&v, sizeof(v) };
+	struct roce_pkt g = { .frags = &f, .nfrags = 1, .payload_len = sizeof(v), .op = pkt->op };
+	enum eng_wc_status st;
+	struct eng_swqe *w;
+
+	if (AETH_TYPE(pkt->h.aeth.syndrome) != 0) {	/* only ever positive */
+		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);
+		return;
+	}
+	if (comp_acked(qp, psn) != psn)
+		return;		/* a READ before it lost data: that first */
+	w = head_wqe(qp);
+	if (!w || !eng_wr_is_atomic(w->wr.opcode) || !w->started || w->first_psn != psn) {
+		eng_count(qp, ENG_CNT_DROP_UNEXPECTED_RESPONSE);
+		return;
+	}
+	st = eng_scatter(qp, w->sge, w->wr.num_sge, 0, &g, 0, sizeof(v));
+	if (st != ENG_WC_SUCCESS) {
+		comp_fail(qp, st, st == ENG_WC_LOC_LEN_ERR ? ENG_CNT_ERR_LOCAL_LENGTH :
+			  ENG_CNT_ERR_LOCAL_PROTECTION);
+		return;
+	}
+	eng_comp_progress(qp, psn_add(psn, 1));
+	eng_req_retire(qp, ENG_WC_SUCCESS);
+}
+
 static void rnr_nak(struct eng_qp *qp, uint32_t psn, uint8_t code)
 {
 	uint32_t resume = comp_acked(qp, psn);
@@ -204,6 +247,10 @@ void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	eng_count(qp, ENG_CNT_RX_ACKS);
 	if (psn_before(psn, qp->comp.psn) && AETH_TYPE(syn) == 0) {
 		eng_count(qp, ENG_CNT_DROP_STALE_ACK);
+		return;
+	}
+	if (pkt->op->mask & ROCE_F_ATOMIC) {
+		atomic_ack(qp, pkt);
 		return;
 	}
 

@@ -42,6 +42,8 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_RETRANSMITTED_PKTS] = "retransmitted_packets",
 	[ENG_CNT_IMPLIED_NAK] = "implied_nak",
 	[ENG_CNT_DUPLICATE_READ] = "duplicate_read",
+	[ENG_CNT_DUPLICATE_ATOMIC] = "duplicate_atomic",
+	[ENG_CNT_ATOMIC_MISALIGNED] = "atomic_misaligned",
 	[ENG_CNT_ERR_RETRY_EXCEEDED] = "err_retry_exceeded",
 	[ENG_CNT_ERR_RNR_EXCEEDED] = "err_rnr_retry_exceeded",
 	[ENG_CNT_ERR_LOCAL_PROTECTION] = "err_local_protection",
@@ -81,6 +83,10 @@ enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op)
 		return ENG_WC_RDMA_WRITE;
 	case ENG_WR_RDMA_READ:
 		return ENG_WC_RDMA_READ;
+	case ENG_WR_ATOMIC_CMP_AND_SWP:
+		return ENG_WC_COMP_SWAP;
+	case ENG_WR_ATOMIC_FETCH_AND_ADD:
+		return ENG_WC_FETCH_ADD;
 	default:
 		return ENG_WC_SEND;
 	}

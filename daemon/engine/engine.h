@@ -73,6 +73,8 @@ enum eng_wr_opcode {
 	ENG_WR_SEND = 2,
 	ENG_WR_SEND_WITH_IMM = 3,
 	ENG_WR_RDMA_READ = 4,
+	ENG_WR_ATOMIC_CMP_AND_SWP = 5,
+	ENG_WR_ATOMIC_FETCH_AND_ADD = 6,
 };
 
 enum eng_send_flags {
@@ -94,6 +96,7 @@ enum eng_wc_status {
 
 enum eng_wc_opcode {
 	ENG_WC_SEND = 0, ENG_WC_RDMA_WRITE = 1, ENG_WC_RDMA_READ = 2,
+	ENG_WC_COMP_SWAP = 3, ENG_WC_FETCH_ADD = 4,
 	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
@@ -159,6 +162,9 @@ struct eng_send_wr {
 	const struct eng_sge *sg_list;	/* with ENG_SEND_INLINE: addr is a host pointer */
 	unsigned int num_sge;
 	struct { uint64_t remote_addr; uint32_t rkey; } rdma;
+	/* CMP_AND_SWP: compare_add is the compare value; FETCH_AND_ADD: the
+	 * addend (swap unused). The one 8-byte SGE receives the original. */
+	struct { uint64_t remote_addr, compare_add, swap; uint32_t rkey; } atomic;
 	struct { const struct eng_ah_attr *ah; uint32_t remote_qpn, remote_qkey; } ud;
 };
 
@@ -213,6 +219,8 @@ enum eng_counter {
 	ENG_CNT_RETRANSMITTED_PKTS,
 	ENG_CNT_IMPLIED_NAK,		/* READ response gap or ACK beyond a READ */
 	ENG_CNT_DUPLICATE_READ,		/* READ re-executed from responder resources */
+	ENG_CNT_DUPLICATE_ATOMIC,	/* atomic answered from its saved result (9.7.5.1.x) */
+	ENG_CNT_ATOMIC_MISALIGNED,	/* atomic target not 8-byte aligned (NAKed) */
 	/* errors that complete work with an error status */
 	ENG_CNT_ERR_RETRY_EXCEEDED, ENG_CNT_ERR_RNR_EXCEEDED, ENG_CNT_ERR_LOCAL_PROTECTION,
 	ENG_CNT_ERR_LOCAL_LENGTH, ENG_CNT_ERR_REMOTE_ACCESS, ENG_CNT_ERR_REMOTE_INVALID,

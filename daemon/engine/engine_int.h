@@ -92,6 +92,18 @@ struct eng_swqe {
 	uint32_t rd_end;	/* READ: PSN after the last response asked for */
 };
 
+/* READs and atomics: answered with data, counted against max_rd_atomic,
+ * completed only by their responses (IBA 9.4.5, 9.7.5.1.5). */
+static inline bool eng_wr_is_atomic(enum eng_wr_opcode op)
+{
+	return op == ENG_WR_ATOMIC_CMP_AND_SWP || op == ENG_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool eng_wr_is_rd_atomic(enum eng_wr_opcode op)
+{
+	return op == ENG_WR_RDMA_READ || eng_wr_is_atomic(op);
+}
+
 struct eng_rwqe {
 	uint64_t wr_id;
 	unsigned int num_sge;
@@ -157,8 +169,10 @@ struct eng_qp {
 	/* What the responder keeps between packets names MRs by key, never by
 	 * pointer, and checks the key again at each use: an MR deregistered
 	 * meanwhile (by the guest, or with its VM) fails that check. */
-	struct eng_rd_res {		/* responder resources for READs (9.7.5.1.5) */
+	struct eng_rd_res {		/* responder resources, READs and atomics (9.7.5.1.5) */
 		bool valid;
+		bool atomic;		/* an atomic: its one response is an ATOMIC ACK */
+		uint64_t orig;		/* atomic: the original value, sent again for a duplicate */
 		uint32_t first_psn, npkts;	/* the responses' PSNs */
 		uint32_t lo, end;	/* the READ's own PSNs: duplicates match them */
 		uint32_t next;		/* responses sent */
@@ -252,6 +266,11 @@ enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op);
 /* Copy len bytes of pkt's payload (from pkt_off) to addr in an MR. */
 enum eng_mem_err eng_mr_copy_from_pkt(const struct eng_mr *mr, uint64_t addr,
 				      const struct roce_pkt *pkt, uint32_t pkt_off, uint32_t len);
+/* Execute an atomic on the 8-byte word at addr of an MR (checked, 8-byte
+ * aligned): compare-and-swap (swap_add if the word equals compare) or
+ * fetch-and-add; *orig gets the word as it was. */
+enum eng_mem_err eng_mr_atomic(const struct eng_mr *mr, uint64_t addr, bool cmp_swap,
+			       uint64_t swap_add, uint64_t compare, uint64_t *orig);
 /* Point frags at [va, va + len) of an MR, page by page; count or -EFAULT. */
 int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce_frag *frags,
 		 unsigned int max);

@@ -378,3 +378,26 @@ enum eng_mem_err eng_mr_copy_in(const struct eng_mr *mr, uint64_t addr, const vo
 {
 	return mr_walk(mr, addr, NULL, src, len);
 }
+
+/* The word is one host-contiguous, aligned 8 bytes: the MR's pages are
+ * 4 KiB-aligned and addr is 8-byte aligned in its iova space. A locked
+ * instruction makes each operation atomic against every other this device
+ * runs on that memory, from any worker thread (IBA 9.4.5, ATOMIC_HCA).
+ * The value is in host order, as the guest's CPU keeps it. */
+enum eng_mem_err eng_mr_atomic(const struct eng_mr *mr, uint64_t addr, bool cmp_swap,
+			       uint64_t swap_add, uint64_t compare, uint64_t *orig)
+{
+	uint64_t contig = 0, *p = mr->map(mr->mem, addr - mr->iova, 8, &contig);
+
+	if (!p || contig < 8 || ((uintptr_t)p & 7))
+		return ENG_MEM_UNMAPPED;
+	if (cmp_swap) {
+		*orig = compare;
+		/* on failure *orig gets the current value: the original either way */
+		__atomic_compare_exchange_n(p, orig, swap_add, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		*orig = __atomic_fetch_add(p, swap_add, __ATOMIC_SEQ_CST);
+	}
+	return ENG_MEM_OK;
+}

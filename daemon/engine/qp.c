@@ -469,6 +469,8 @@ static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 	case ENG_WR_RDMA_WRITE_WITH_IMM:
 		return t != ENG_QPT_UD;
 	case ENG_WR_RDMA_READ:
+	case ENG_WR_ATOMIC_CMP_AND_SWP:
+	case ENG_WR_ATOMIC_FETCH_AND_ADD:
 		return t == ENG_QPT_RC;
 	}
 	return false;
@@ -499,7 +501,10 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 		return -EINVAL;
 	len = eng_sge_total(wr->sg_list, wr->num_sge);
 	if (len > ENG_MAX_MSG ||
-	    (inl && (wr->opcode == ENG_WR_RDMA_READ || len > qp->init.cap.max_inline_data)))
+	    (inl && (eng_wr_is_rd_atomic(wr->opcode) || len > qp->init.cap.max_inline_data)))
+		return -EINVAL;
+	/* IBA 9.4.5: an atomic returns one 64-bit value into the local SGEs */
+	if (eng_wr_is_atomic(wr->opcode) && len != 8)
 		return -EINVAL;
 	if (qp->sq.count == qp->sq.size)
 		return -ENOMEM;

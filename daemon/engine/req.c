@@ -23,6 +23,10 @@ static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, boo
 	switch (w->wr.opcode) {
 	case ENG_WR_RDMA_READ:
 		return ROCE_RC_READ_REQUEST;
+	case ENG_WR_ATOMIC_CMP_AND_SWP:
+		return ROCE_RC_COMPARE_SWAP;
+	case ENG_WR_ATOMIC_FETCH_AND_ADD:
+		return ROCE_RC_FETCH_ADD;
 	case ENG_WR_SEND:
 	case ENG_WR_SEND_WITH_IMM:
 		if (first && last)
@@ -87,7 +91,8 @@ void eng_req_retire(struct eng_qp *qp, enum eng_wc_status status)
 		struct eng_wc wc = {
 			.wr_id = w->wr.wr_id, .status = status, .qp_num = qp->qpn,
 			.opcode = eng_send_wc_opcode(w->wr.opcode),
-			.byte_len = w->wr.opcode == ENG_WR_RDMA_READ ? (uint32_t)w->length : 0,
+			/* READs and atomics: what landed in the SGEs (8 for an atomic) */
+			.byte_len = eng_wr_is_rd_atomic(w->wr.opcode) ? (uint32_t)w->length : 0,
 		};
 
 		if (eng_cq_post(qp->init.send_cq, &wc, false))
@@ -140,7 +145,8 @@ void eng_req_rewind(struct eng_qp *qp, uint32_t psn)
 	}
 }
 
-/* READs started and not yet complete, before the WQE at index upto. */
+/* READs and atomics started and not yet complete, before the WQE at index
+ * upto: both hold a responder resource at the peer (max_rd_atomic). */
 static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
 {
 	uint32_t i, n = 0;
@@ -148,7 +154,7 @@ static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
 	for (i = 0; i < upto; i++) {
 		const struct eng_swqe *w = &qp->swqe[(qp->sq.head + i) % qp->sq.size];
 
-		n += w->wr.opcode == ENG_WR_RDMA_READ;
+		n += eng_wr_is_rd_atomic(w->wr.opcode);
 	}
 	return n;
 }
@@ -158,7 +164,7 @@ int eng_req_step(struct eng_qp *qp)
 	struct roce_frag payload[ENG_GATHER_MAX];
 	struct roce_hdrs h = { .pkey = ENG_PKEY_DEFAULT };
 	uint32_t mtu = eng_qp_mtu(qp), plen = 0;
-	bool rc = qp->init.qp_type == ENG_QPT_RC, first, last;
+	bool rc = qp->init.qp_type == ENG_QPT_RC, first, last, rd_atomic;
 	struct eng_swqe *w;
 	int np = 0, r;
 
@@ -169,6 +175,7 @@ int eng_req_step(struct eng_qp *qp)
 	    qp->req.wqe >= qp->sq.count || !mtu)
 		return 0;
 	w = &qp->swqe[(qp->sq.head + qp->req.wqe) % qp->sq.size];
+	rd_atomic = eng_wr_is_rd_atomic(w->wr.opcode);
 	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)
 		return 0;
 	if (!w->started) {
@@ -176,9 +183,9 @@ int eng_req_step(struct eng_qp *qp)
 			req_fail(qp, ENG_WC_LOC_LEN_ERR, ENG_CNT_ERR_LOCAL_LENGTH);
 			return 0;
 		}
-		/* 10.8.3.3: at most max_rd_atomic READs in flight; a fenced WQE
-		 * waits for every READ before it. */
-		if ((w->wr.opcode == ENG_WR_RDMA_READ &&
+		/* 10.8.3.3: at most max_rd_atomic READs and atomics in flight; a
+		 * fenced WQE waits for every one before it. */
+		if ((rd_atomic &&
 		     reads_outstanding(qp, qp->req.wqe) >= qp->attr.max_rd_atomic) ||
 		    ((w->wr.send_flags & ENG_SEND_FENCE) && reads_outstanding(qp, qp->req.wqe)))
 			return 0;
@@ -189,7 +196,7 @@ int eng_req_step(struct eng_qp *qp)
 		w->started = true;
 	}
 
-	if (w->wr.opcode != ENG_WR_RDMA_READ) {
+	if (!rd_atomic) {	/* READs and atomics carry no payload */
 		plen = w->length - qp->req.offset < mtu ? (uint32_t)(w->length - qp->req.offset) : mtu;
 		np = gather(qp, w, qp->req.offset, plen, payload);
 		if (np < 0) {
@@ -198,7 +205,7 @@ int eng_req_step(struct eng_qp *qp)
 		}
 	}
 	first = qp->req.offset == 0;
-	last = w->wr.opcode == ENG_WR_RDMA_READ || qp->req.offset + plen == w->length;
+	last = rd_atomic || qp->req.offset + plen == w->length;
 	h.opcode = req_opcode(qp, w, first, last);
 	h.psn = qp->req.psn;
 	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
@@ -231,6 +238,16 @@ int eng_req_step(struct eng_qp *qp)
 		h.reth.rkey = w->wr.rdma.rkey;
 		h.reth.len = (uint32_t)rest;
 	}
+	if (eng_wr_is_atomic(w->wr.opcode)) {	/* AtomicETH (9.4.5) */
+		h.atomic.va = w->wr.atomic.remote_addr;
+		h.atomic.rkey = w->wr.atomic.rkey;
+		if (w->wr.opcode == ENG_WR_ATOMIC_CMP_AND_SWP) {
+			h.atomic.swap_add = w->wr.atomic.swap;
+			h.atomic.compare = w->wr.atomic.compare_add;
+		} else {
+			h.atomic.swap_add = w->wr.atomic.compare_add;
+		}
+	}
 	h.imm = w->wr.imm_data;
 
 	r = eng_xmit(qp, qp->init.qp_type == ENG_QPT_UD ? &w->ah : &qp->attr.ah_attr, &h,
@@ -240,8 +257,9 @@ int eng_req_step(struct eng_qp *qp)
 	qp->req.noack = h.ackreq ? 0 : qp->req.noack + 1;
 	if (psn_before(qp->req.psn, qp->req.max_psn))
 		eng_count(qp, ENG_CNT_RETRANSMITTED_PKTS);
-	if (w->wr.opcode == ENG_WR_RDMA_READ) {
-		w->rd_end = psn_add(qp->req.psn, eng_npkts(h.reth.len, mtu));
+	if (rd_atomic) {
+		w->rd_end = psn_add(qp->req.psn, w->wr.opcode == ENG_WR_RDMA_READ ?
+					  eng_npkts(h.reth.len, mtu) : 1);
 		qp->req.psn = psn_add(w->last_psn, 1);
 		qp->req.offset = w->length;
 	} else {

@@ -151,7 +151,7 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 		struct eng_rd_res *r = &qp->rd_res[i];
 
 		/* the whole READ, not just what the last duplicate asked for */
-		if (!r->valid || psn_before(pkt->h.psn, r->lo) || !psn_before(pkt->h.psn, r->end))
+		if (!r->valid || r->atomic || psn_before(pkt->h.psn, r->lo) || !psn_before(pkt->h.psn, r->end))
 			continue;
 		if (read_check(qp, &pkt->h)) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
@@ -169,6 +169,83 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 	eng_count(qp, ENG_CNT_DROP_DUPLICATE);	/* too old: its resource was reused */
 }
 
+/* A new atomic (IBA 9.4.5), checked as rxe does: the QP's and the MR's
+ * REMOTE_ATOMIC (access NAK), then 8-byte alignment (invalid request NAK,
+ * a class C error of 9.7.5.2). Executed once; the original value is kept
+ * in a responder resource like a READ's, so a duplicate is answered from
+ * it and never executed again. */
+static void atomic_new(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	const struct roce_hdrs *h = &pkt->h;
+	struct eng_rd_res *r;
+	struct eng_mr *mr;
+	uint64_t orig;
+
+	if (qp->resp.in_msg || !qp->attr.max_dest_rd_atomic) {
+		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
+		return;
+	}
+	if (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_ATOMIC) ||
+	    eng_mr_check(qp->dev, qp->pd, h->atomic.rkey, true, h->atomic.va, 8,
+			 ENG_ACCESS_REMOTE_ATOMIC, &mr)) {
+		resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
+		return;
+	}
+	if (h->atomic.va & 7) {
+		eng_count(qp, ENG_CNT_ATOMIC_MISALIGNED);
+		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
+		return;
+	}
+	/* The opcode number is the only thing that tells the two apart. */
+	if (eng_mr_atomic(mr, h->atomic.va, h->opcode == ROCE_RC_COMPARE_SWAP, h->atomic.swap_add,
+			  h->atomic.compare, &orig)) {
+		resp_error(qp, AETH_NAK_OPERATION, ENG_CNT_NAK_SENT_OPERATION);
+		return;
+	}
+	r = &qp->rd_res[qp->rd_res_next];
+	qp->rd_res_next = (qp->rd_res_next + 1) % qp->attr.max_dest_rd_atomic;
+	*r = (struct eng_rd_res){ .valid = true, .atomic = true, .orig = orig,
+				  .first_psn = h->psn, .npkts = 1, .lo = h->psn,
+				  .end = psn_add(h->psn, 1) };
+	qp->resp.psn = psn_add(h->psn, 1);
+	qp->resp.msn = (qp->resp.msn + 1) & ROCE_MSN_MASK;
+}
+
+/* An atomic already executed: send its saved result again if its resource
+ * is still here; otherwise it is too old to answer. */
+static void atomic_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
+		struct eng_rd_res *r = &qp->rd_res[i];
+
+		if (!r->valid || !r->atomic || r->lo != pkt->h.psn)
+			continue;
+		eng_count(qp, ENG_CNT_DUPLICATE_ATOMIC);
+		r->next = 0;
+		return;
+	}
+	eng_count(qp, ENG_CNT_DROP_DUPLICATE);
+}
+
+static int atomic_respond(struct eng_qp *qp, struct eng_rd_res *r)
+{
+	struct roce_hdrs h = {
+		.opcode = ROCE_RC_ATOMIC_ACK, .pkey = ENG_PKEY_DEFAULT,
+		.dqpn = qp->attr.dest_qp_num, .psn = r->first_psn,
+		.aeth = { .syndrome = AETH_ACK, .msn = qp->resp.msn },
+		.atomic_orig = r->orig,
+	};
+	int err = eng_xmit(qp, &qp->attr.ah_attr, &h, NULL, 0);
+
+	if (!err) {
+		r->next++;
+		eng_count(qp, ENG_CNT_TX_ACKS);
+	}
+	return err;
+}
+
 static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 {
 	struct roce_frag payload[ENG_GATHER_MAX];
@@ -182,6 +259,8 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 	struct eng_mr *mr;
 	int n = 0, err;
 
+	if (r->atomic)
+		return atomic_respond(qp, r);
 	if (r->npkts == 1)
 		h.opcode = ROCE_RC_READ_RESPONSE_ONLY;
 	else if (r->next == 0)
@@ -264,6 +343,10 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 			read_duplicate(qp, pkt);
 			return;
 		}
+		if (op->mask & ROCE_F_ATOMIC) {
+			atomic_duplicate(qp, pkt);
+			return;
+		}
 		eng_count(qp, ENG_CNT_DROP_DUPLICATE);
 		qp->resp.ack_pending = true;
 		return;
@@ -290,6 +373,10 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	qp->resp.nak_sent = false;
 	if (op->mask & ROCE_F_READ) {
 		read_new(qp, pkt);
+		return;
+	}
+	if (op->mask & ROCE_F_ATOMIC) {
+		atomic_new(qp, pkt);
 		return;
 	}
 

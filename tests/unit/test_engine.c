@@ -2028,6 +2028,28 @@ static void test_post_flush(void **state)
 		iwr.sg_list = &isge;
 		assert_int_equal(eng_post_send(qp, &iwr), -EINVAL);
 	}
+	{	/* 14.4a IBA 9.4.5: an atomic returns one 64-bit value: the local
+		 * SGEs hold exactly 8 bytes, never inline */
+		struct eng_sge asge[2] = { sge[0], sge[1] };
+		struct eng_send_wr awr = swr;
+
+		awr.opcode = ENG_WR_ATOMIC_FETCH_AND_ADD;
+		awr.sg_list = asge;
+		asge[0].length = 4;
+		assert_int_equal(eng_post_send(qp, &awr), -EINVAL);
+		asge[0].length = 16;
+		assert_int_equal(eng_post_send(qp, &awr), -EINVAL);
+		awr.opcode = ENG_WR_ATOMIC_CMP_AND_SWP;
+		asge[0].length = 4;
+		asge[1].length = 5;
+		awr.num_sge = 2;
+		assert_int_equal(eng_post_send(qp, &awr), -EINVAL);
+		asge[0].addr = (uint64_t)(uintptr_t)inline_buf;
+		asge[0].length = 8;
+		awr.num_sge = 1;
+		awr.send_flags |= ENG_SEND_INLINE;
+		assert_int_equal(eng_post_send(qp, &awr), -EINVAL);
+	}
 	for (i = 0; i < nsend; i++) {
 		swr.wr_id = 1000 + i;
 		ret = eng_post_send(qp, &swr);
@@ -2061,6 +2083,30 @@ static void test_post_flush(void **state)
 	swr.wr_id = 4000;
 	assert_int_equal(eng_post_send(qp, &swr), 0);
 	expect_flushed(f.scq, qpn, 4000, 1, "send in ERR");
+	{	/* an atomic whose 8 bytes are split over two SGEs is taken, and
+		 * flushed with its own completion opcode */
+		struct eng_sge asge[2] = { sge[0], sge[1] };
+		struct eng_send_wr awr = swr;
+		struct eng_wc wc;
+
+		asge[0].length = 3;
+		asge[1].length = 5;
+		awr.sg_list = asge;
+		awr.num_sge = 2;
+		awr.wr_id = 4001;
+		awr.opcode = ENG_WR_ATOMIC_CMP_AND_SWP;
+		assert_int_equal(eng_post_send(qp, &awr), 0);
+		awr.wr_id = 4002;
+		awr.opcode = ENG_WR_ATOMIC_FETCH_AND_ADD;
+		assert_int_equal(eng_post_send(qp, &awr), 0);
+		assert_int_equal(eng_cq_poll(f.scq, &wc, 1), 1);
+		assert_int_equal(wc.wr_id, 4001);
+		assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+		assert_int_equal(wc.opcode, ENG_WC_COMP_SWAP);
+		assert_int_equal(eng_cq_poll(f.scq, &wc, 1), 1);
+		assert_int_equal(wc.wr_id, 4002);
+		assert_int_equal(wc.opcode, ENG_WC_FETCH_ADD);
+	}
 
 	/* 14.7 RESET again: no work, nothing left over */
 	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_ERR, ENG_QPS_RESET), 0);

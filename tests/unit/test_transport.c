@@ -50,6 +50,8 @@ struct faults {
 	unsigned int loss, dup, reorder, corrupt_pm;
 	bool drop_all_a;	/* everything a sends is lost */
 	int drop_nth_read_resp;	/* drop the Nth READ response b sends (1-based), 0 = none */
+	int drop_nth_atomic_ack; /* drop the Nth ATOMIC ACKNOWLEDGE b sends, 0 = none */
+	bool dup_atomic_req;	/* every atomic request a sends arrives twice */
 	uint64_t b_pace_ns;	/* b's frames leave one per this many ns: a slow responder */
 };
 
@@ -58,6 +60,7 @@ static uint64_t rng_state = 42;
 static struct faults wire_faults;
 static FILE *pcap;
 static int read_resp_seen;
+static int atomic_ack_seen;
 static uint64_t b_line_free;	/* when b's paced line can take the next frame */
 
 static uint32_t rnd(void)
@@ -188,6 +191,21 @@ static void transmit(struct side *s)
 			free(f.data);
 			continue;
 		}
+		if (f.len > 54 && f.data[42] == ROCE_RC_ATOMIC_ACK && !is_a &&
+		    ++atomic_ack_seen == wire_faults.drop_nth_atomic_ack) {
+			free(f.data);
+			continue;
+		}
+		if (f.len > 54 && is_a && wire_faults.dup_atomic_req &&
+		    (f.data[42] == ROCE_RC_COMPARE_SWAP || f.data[42] == ROCE_RC_FETCH_ADD)) {
+			struct frame d = f;
+
+			d.data = malloc(f.len);
+			assert_non_null(d.data);
+			memcpy(d.data, f.data, f.len);
+			d.at += 1000;	/* after the original */
+			launch(s->peer, d);
+		}
 		if ((is_a && wire_faults.drop_all_a) || rnd() % 100 < wire_faults.loss) {
 			free(f.data);
 			continue;
@@ -271,6 +289,7 @@ static void wire_reset(uint64_t seed)
 	memset(&wire_faults, 0, sizeof(wire_faults));
 	rng_state = seed;
 	read_resp_seen = 0;
+	atomic_ack_seen = 0;
 	b_line_free = 0;
 }
 
@@ -1174,6 +1193,27 @@ static void inject(struct side *from, struct side *to, uint8_t opcode, uint32_t 
 	assert_int_equal(side_rx(to, buf, (uint32_t)len, &why), 0);
 }
 
+/* An atomic request from one side to the other, built as a peer would. */
+static void inject_atomic(struct side *from, struct side *to, uint8_t opcode, uint32_t psn,
+			  uint64_t off, uint32_t rkey)
+{
+	struct roce_addr ad = { .vlan = -1, .hop_limit = 64, .sport = 1 };
+	struct roce_hdrs h = { .opcode = opcode, .pkey = 0xffff, .dqpn = eng_qp_num(to->qp),
+			       .psn = psn, .ackreq = true,
+			       .atomic = { SIDE_IOVA + off, rkey, 1, 0 } };
+	uint8_t buf[512];
+	struct roce_frag o = { buf, sizeof(buf) };
+	enum roce_drop why;
+	unsigned int nused;
+	int len;
+
+	memcpy(ad.sgid, from->gid, 16);
+	memcpy(ad.dgid, to->gid, 16);
+	len = roce_build(&o, 1, &nused, &ad, &h, NULL, 0);
+	assert_true(len > 0);
+	assert_int_equal(side_rx(to, buf, (uint32_t)len, &why), 0);
+}
+
 /* RC/UC packets from anyone but the QP's peer are dropped and counted (a
  * third host that learned the QPN must not inject requests or fake ACKs);
  * the peer's own go through. */
@@ -1541,6 +1581,308 @@ static void test_srq_ud(void **state)
 	side_free(&b);
 }
 
+/* The 64-bit words of the atomic tests, in host order as a CPU keeps them. */
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);
+}
+
+#define ATOMIC_TARGET	0x3008u		/* in b's memory: 8-byte aligned */
+#define ATOMIC_RESULT	0x200u		/* in a's memory */
+
+/* Post one atomic from a to the word at off of b's memory through rkey,
+ * with a local SGE of 8 bytes split in two (the value lands across both). */
+static void post_atomic(struct side *a, enum eng_wr_opcode op, uint64_t off, uint32_t rkey,
+			uint64_t compare_add, uint64_t swap, uint64_t wr_id)
+{
+	struct eng_sge s[2] = {
+		{ SIDE_IOVA + ATOMIC_RESULT, 3, eng_mr_lkey(a->mr) },
+		{ SIDE_IOVA + ATOMIC_RESULT + 3, 5, eng_mr_lkey(a->mr) },
+	};
+	struct eng_send_wr wr = {
+		.wr_id = wr_id, .opcode = op, .send_flags = ENG_SEND_SIGNALED,
+		.sg_list = s, .num_sge = 2,
+		.atomic = { SIDE_IOVA + off, compare_add, swap, rkey },
+	};
+
+	memset(a->mem + ATOMIC_RESULT, 0xee, 16);
+	assert_int_equal(eng_post_send(a->qp, &wr), 0);
+}
+
+/* One atomic that succeeds: its completion, and the original value. */
+static uint64_t one_atomic(struct side *a, struct side *b, enum eng_wr_opcode op,
+			   uint64_t compare_add, uint64_t swap)
+{
+	struct eng_wc wc;
+
+	post_atomic(a, op, ATOMIC_TARGET, eng_mr_rkey(b->mr), compare_add, swap, 77);
+	pump(a, b);
+	wc = poll_one(a);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 77);
+	assert_int_equal(wc.opcode, op == ENG_WR_ATOMIC_CMP_AND_SWP ? ENG_WC_COMP_SWAP :
+			 ENG_WC_FETCH_ADD);
+	assert_int_equal(wc.byte_len, 8);
+	assert_cq_empty(a);
+	assert_cq_empty(b);
+	assert_int_equal(a->mem[ATOMIC_RESULT + 8], 0xee);	/* not a byte more */
+	return get_u64(a->mem + ATOMIC_RESULT);
+}
+
+/* IBA 9.4.5: FETCH_AND_ADD and CMP_AND_SWP on b's memory, the original
+ * value returned in a's SGE in host order. */
+static void test_atomic_ops(void **state)
+{
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 0xffffff);	/* across the PSN wrap */
+	put_u64(b.mem + ATOMIC_TARGET, 0x0102030405060708ull);
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_FETCH_AND_ADD, 0x10, 0) ==
+		    0x0102030405060708ull);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 0x0102030405060718ull);
+	/* the sum wraps at 2^64 */
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_FETCH_AND_ADD, ~0ull, 0) ==
+		    0x0102030405060718ull);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 0x0102030405060717ull);
+	/* compare equal: swapped */
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_CMP_AND_SWP, 0x0102030405060717ull,
+			       0xa1a2a3a4a5a6a7a8ull) == 0x0102030405060717ull);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 0xa1a2a3a4a5a6a7a8ull);
+	/* compare unequal: unchanged, the original still returned */
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_CMP_AND_SWP, 5, 6) == 0xa1a2a3a4a5a6a7a8ull);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 0xa1a2a3a4a5a6a7a8ull);
+	/* the words around it untouched */
+	assert_true(get_u64(b.mem + ATOMIC_TARGET - 8) == 0);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET + 8) == 0);
+	/* other messages go on after atomics */
+	one_message(&a, &b, ENG_WR_SEND, 3000, 2);
+	assert_int_equal(eng_qp_state(a.qp), ENG_QPS_RTS);
+	assert_int_equal(eng_qp_state(b.qp), ENG_QPS_RTS);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* One FETCH_AND_ADD the responder refuses: a's completion status, b's
+ * asynchronous event, both QPs in ERR, nothing changed on either side. */
+static void refused_atomic(struct side *a, struct side *b, uint64_t off, uint32_t rkey,
+			   enum eng_wc_status want, int event)
+{
+	struct eng_wc wc;
+
+	put_u64(b->mem + ATOMIC_TARGET, 1000);
+	qp_events = 0;
+	post_atomic(a, ENG_WR_ATOMIC_FETCH_AND_ADD, off, rkey, 1, 0, 9);
+	pump(a, b);
+	wc = poll_one(a);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, want);
+	assert_int_equal(qp_events, 1);
+	assert_int_equal(qp_event, event);
+	assert_ptr_equal(qp_event_qp, b->qp);
+	assert_true(get_u64(b->mem + ATOMIC_TARGET) == 1000);
+	assert_true(get_u64(b->mem + ATOMIC_TARGET + 8) == 0);
+	assert_int_equal(a->mem[ATOMIC_RESULT], 0xee);
+	assert_int_equal(eng_qp_state(a->qp), ENG_QPS_ERR);
+	assert_int_equal(eng_qp_state(b->qp), ENG_QPS_ERR);
+}
+
+static void test_atomic_refused(void **state)
+{
+	struct eng_qp_attr at = { .qp_state = ENG_QPS_RTS,
+				  .qp_access_flags = ENG_ACCESS_LOCAL_WRITE |
+				  ENG_ACCESS_REMOTE_READ | ENG_ACCESS_REMOTE_WRITE };
+	struct side a, b;
+	struct eng_mr *mr;
+	unsigned int k;
+
+	(void)state;
+	/* a target not 8-byte aligned: NAK invalid request (rxe: class C) */
+	for (k = 1; k < 8; k += 3) {
+		pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 30 + k);
+		refused_atomic(&a, &b, ATOMIC_TARGET + k, eng_mr_rkey(b.mr),
+			       ENG_WC_REM_INV_REQ_ERR, ENG_EVENT_QP_REQ_ERR);
+		assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ATOMIC_MISALIGNED], 1);
+		assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_INVALID], 1);
+		assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_ERR_REMOTE_INVALID], 1);
+		side_free(&a);
+		side_free(&b);
+	}
+	/* an MR without REMOTE_ATOMIC: remote access error */
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 40);
+	assert_int_equal(eng_mr_reg(b.pd, SIDE_IOVA, MEM_SIZE, ENG_ACCESS_LOCAL_WRITE |
+				    ENG_ACCESS_REMOTE_READ | ENG_ACCESS_REMOTE_WRITE,
+				    flat_mem_map, &b.flat, &mr), 0);
+	refused_atomic(&a, &b, ATOMIC_TARGET, eng_mr_rkey(mr), ENG_WC_REM_ACCESS_ERR,
+		       ENG_EVENT_QP_ACCESS_ERR);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_ACCESS], 1);
+	assert_int_equal(eng_mr_dereg(mr), 0);
+	side_free(&a);
+	side_free(&b);
+	/* a QP without REMOTE_ATOMIC (RTS -> RTS takes access flags) */
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 41);
+	assert_int_equal(eng_qp_modify(b.qp, &at, ENG_QP_STATE | ENG_QP_ACCESS_FLAGS), 0);
+	refused_atomic(&a, &b, ATOMIC_TARGET, eng_mr_rkey(b.mr), ENG_WC_REM_ACCESS_ERR,
+		       ENG_EVENT_QP_ACCESS_ERR);
+	side_free(&a);
+	side_free(&b);
+	/* a wrong rkey (its random bits), and a word past the MR's end */
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 42);
+	refused_atomic(&a, &b, ATOMIC_TARGET, eng_mr_rkey(b.mr) ^ 0x100, ENG_WC_REM_ACCESS_ERR,
+		       ENG_EVENT_QP_ACCESS_ERR);
+	side_free(&a);
+	side_free(&b);
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 43);
+	refused_atomic(&a, &b, MEM_SIZE, eng_mr_rkey(b.mr), ENG_WC_REM_ACCESS_ERR,
+		       ENG_EVENT_QP_ACCESS_ERR);
+	side_free(&a);
+	side_free(&b);
+	/* RC only: UC has no atomics (IBA 9.4.5, table of 9.2.1) */
+	pair_init(&a, &b, ENG_QPT_UC, ENG_MTU_1024, 44);
+	{
+		struct eng_sge s = { SIDE_IOVA, 8, eng_mr_lkey(a.mr) };
+		struct eng_send_wr wr = { .opcode = ENG_WR_ATOMIC_FETCH_AND_ADD, .sg_list = &s,
+					  .num_sge = 1,
+					  .atomic = { SIDE_IOVA, 1, 0, eng_mr_rkey(b.mr) } };
+
+		assert_int_equal(eng_post_send(a.qp, &wr), -EINVAL);
+		wr.opcode = ENG_WR_ATOMIC_CMP_AND_SWP;
+		assert_int_equal(eng_post_send(a.qp, &wr), -EINVAL);
+	}
+	side_free(&a);
+	side_free(&b);
+}
+
+/* IBA 9.4.5 / 9.7.5.1.5: an atomic is executed once. A duplicated request,
+ * or one sent again because its ATOMIC ACKNOWLEDGE was lost, is answered
+ * from the saved original value; the memory changes once. */
+static void test_atomic_duplicate(void **state)
+{
+	struct side a, b;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 50);
+	put_u64(b.mem + ATOMIC_TARGET, 100);
+	wire_faults.dup_atomic_req = true;
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_FETCH_AND_ADD, 1, 0) == 100);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 101);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 1);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_DROP_STALE_ACK], 1);
+	wire_faults.dup_atomic_req = false;
+	/* the ACK lost: the timer sends the request again */
+	atomic_ack_seen = 0;
+	wire_faults.drop_nth_atomic_ack = 1;
+	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_CMP_AND_SWP, 101, 555) == 101);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 555);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 1);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 2);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* The ATOMIC ACKNOWLEDGE lost, and the ACK of a WRITE after it arrives:
+ * an implied NAK (9.7.5.1.5), the atomic sent again at once (no timeout)
+ * and answered from the saved result; both complete, in order. */
+static void test_atomic_implied_nak(void **state)
+{
+	const uint64_t base = SIDE_IOVA;
+	struct eng_sge s = { base + 0x1000, 100, 0 };
+	struct eng_send_wr wr = { .wr_id = 79, .opcode = ENG_WR_RDMA_WRITE,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &s, .num_sge = 1 };
+	struct side a, b;
+	struct eng_wc wc;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 60);
+	put_u64(b.mem + ATOMIC_TARGET, 7);
+	wire_faults.drop_nth_atomic_ack = 1;
+	post_atomic(&a, ENG_WR_ATOMIC_FETCH_AND_ADD, ATOMIC_TARGET, eng_mr_rkey(b.mr), 5, 0, 78);
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.remote_addr = base + 0x100000;
+	wr.rdma.rkey = eng_mr_rkey(b.mr);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 78);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(wc.opcode, ENG_WC_FETCH_ADD);
+	assert_true(get_u64(a.mem + ATOMIC_RESULT) == 7);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 79);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 12);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_IMPLIED_NAK], 1);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 0);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 1);
+	side_free(&a);
+	side_free(&b);
+}
+
+/* 10.8.3.3: at most max_rd_atomic (4 here) atomics in flight; the 5th and
+ * 6th wait for the responses. 9.7.5.1.5: the responder keeps
+ * max_dest_rd_atomic (4) results: a duplicate of an older one is dropped,
+ * not executed. */
+static void test_atomic_max_rd_atomic(void **state)
+{
+	struct eng_sge s[6];
+	struct eng_send_wr wr = { .opcode = ENG_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = ENG_SEND_SIGNALED, .num_sge = 1 };
+	struct side a, b;
+	struct eng_wc wc;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 70);
+	put_u64(b.mem + ATOMIC_TARGET, 1000);
+	wr.atomic.remote_addr = SIDE_IOVA + ATOMIC_TARGET;
+	wr.atomic.rkey = eng_mr_rkey(b.mr);
+	wr.atomic.compare_add = 1;
+	for (i = 0; i < 6; i++) {
+		s[i] = (struct eng_sge){ SIDE_IOVA + ATOMIC_RESULT + 8 * i, 8, eng_mr_lkey(a.mr) };
+		wr.wr_id = i;
+		wr.sg_list = &s[i];
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	}
+	eng_poll(a.dev);
+	assert_int_equal(wires[0].n, 4);
+	pump(&a, &b);
+	for (i = 0; i < 6; i++) {
+		wc = poll_one(&a);
+		assert_int_equal(wc.wr_id, i);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_true(get_u64(a.mem + ATOMIC_RESULT + 8 * i) == 1000 + i);
+	}
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 1006);
+	/* PSNs 70..75: 70 and 71 are forgotten, 72..75 kept */
+	inject_atomic(&a, &b, ROCE_RC_FETCH_ADD, 71, ATOMIC_TARGET, eng_mr_rkey(b.mr));
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DROP_DUPLICATE], 1);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 0);
+	inject_atomic(&a, &b, ROCE_RC_FETCH_ADD, 72, ATOMIC_TARGET, eng_mr_rkey(b.mr));
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 1);
+	eng_poll(b.dev);
+	assert_int_equal(wires[1].n, 1);
+	{	/* the saved result, big-endian on the wire (AtomicAckETH, 9.3.6) */
+		const uint8_t *f = wires[1].f[0].data;
+
+		assert_int_equal(f[42], ROCE_RC_ATOMIC_ACK);
+		assert_int_equal(f[42 + 12 + 4 + 6], 0x03);	/* 1002 = 0x3ea */
+		assert_int_equal(f[42 + 12 + 4 + 7], 0xea);
+	}
+	pump(&a, &b);	/* a: a stale ACK */
+	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 1006);
+	assert_int_equal(eng_qp_state(a.qp), ENG_QPS_RTS);
+	side_free(&a);
+	side_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1578,6 +1920,11 @@ int main(void)
 		cmocka_unit_test(test_srq_rnr_limit),
 		cmocka_unit_test(test_srq_ud),
 		cmocka_unit_test(test_srq_flush_held),
+		cmocka_unit_test(test_atomic_ops),
+		cmocka_unit_test(test_atomic_refused),
+		cmocka_unit_test(test_atomic_duplicate),
+		cmocka_unit_test(test_atomic_implied_nak),
+		cmocka_unit_test(test_atomic_max_rd_atomic),
 	};
 	const char *path = getenv("TRANSPORT_PCAP");
 	int r;
