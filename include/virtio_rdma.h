@@ -352,6 +352,7 @@ enum virtio_ib_mtu { VIRTIO_IB_MTU_256 = 1, VIRTIO_IB_MTU_512, VIRTIO_IB_MTU_102
 #define VIRTIO_IB_ACCESS_LOCAL_WRITE	(1u << 0)
 #define VIRTIO_IB_ACCESS_REMOTE_WRITE	(1u << 1)
 #define VIRTIO_IB_ACCESS_REMOTE_READ	(1u << 2)
+#define VIRTIO_IB_ACCESS_REMOTE_ATOMIC	(1u << 3)
 
 struct virtio_rdma_cmd_modify_qp {
 	uint32_t qpn;

@@ -148,8 +148,9 @@ struct vrdma_send_wr {
 	uint32_t imm_data;		/* network byte order */
 	const struct vrdma_sge *sg_list;
 	uint32_t num_sge;
-	uint64_t remote_addr;		/* RDMA */
+	uint64_t remote_addr;		/* RDMA and atomics */
 	uint32_t rkey;
+	uint64_t compare_add, swap;	/* atomics (ib_atomic_wr) */
 	uint32_t remote_qpn, remote_qkey;	/* UD */
 	struct virtio_rdma_av av;		/* UD; zero dmac: resolved as above */
 };

@@ -207,7 +207,9 @@ static void fill_config(struct vdev *v)
 	c->max_pd = htole32(VDEV_MAX_PD);
 	c->max_qp_rd_atom = c->max_qp_init_rd_atom = htole32(ENG_MAX_RD_ATOMIC);
 	c->max_res_rd_atom = htole32(ENG_MAX_RD_ATOMIC * v->max_qp);
-	c->atomic_cap = VIRTIO_IB_ATOMIC_NONE;
+	/* atomic among this device's own atomics, not against guest CPU
+	 * accesses (docs/virtio-rdma.md section 3) */
+	c->atomic_cap = VIRTIO_IB_ATOMIC_HCA;
 	c->max_ah = htole32(65536);
 	c->max_fast_reg_page_list_len = htole32(vdev_max_mr_pages(v));
 	c->max_pkeys = htole16(1);

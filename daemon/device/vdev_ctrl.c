@@ -68,8 +68,9 @@ static void empty_cq_slot(struct vdev *v, uint32_t n)
 
 static bool access_valid(uint32_t a)
 {
-	/* LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ; atomics are not offered. */
-	return !(a & ~7u);
+	/* LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC */
+	return !(a & ~(VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE |
+		       VIRTIO_IB_ACCESS_REMOTE_READ | VIRTIO_IB_ACCESS_REMOTE_ATOMIC));
 }
 
 static uint8_t cmd_query_port(struct vdev *v, const void *req, void *rsp)

@@ -46,14 +46,14 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	if (flags & ~(VIRTIO_IB_SEND_FENCE | VIRTIO_IB_SEND_SIGNALED | VIRTIO_IB_SEND_SOLICITED |
 		      VIRTIO_IB_SEND_INLINE))
 		return -EOPNOTSUPP;
-	if (op > VIRTIO_IB_WR_RDMA_READ)
+	if (op > VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD)
 		return -EOPNOTSUPP;
 	need = hdr + n * sizeof(struct virtio_rdma_sge);
 	if (len < need)
 		return -EINVAL;
 	parse_sges(buf + hdr, n, out->sge);
 	if (flags & VIRTIO_IB_SEND_INLINE) {
-		if (op == VIRTIO_IB_WR_RDMA_READ)
+		if (op >= VIRTIO_IB_WR_RDMA_READ)	/* READ and atomics: data comes back */
 			return -EINVAL;
 		for (i = 0; i < n; i++)
 			inl += out->sge[i].length;
@@ -91,6 +91,12 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		out->wr.ud.ah = &out->ah;
 		out->wr.ud.remote_qpn = le32toh(c.wr.ud.remote_qpn);
 		out->wr.ud.remote_qkey = le32toh(c.wr.ud.remote_qkey);
+	} else if (op == VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP || op == VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD) {
+		/* the engine checks the rest: RC only, 8 bytes of SGE, no inline */
+		out->wr.atomic.remote_addr = le64toh(c.wr.atomic.remote_addr);
+		out->wr.atomic.compare_add = le64toh(c.wr.atomic.compare_add);
+		out->wr.atomic.swap = le64toh(c.wr.atomic.swap);
+		out->wr.atomic.rkey = le32toh(c.wr.atomic.rkey);
 	} else {
 		out->wr.rdma.remote_addr = le64toh(c.wr.rdma.remote_addr);
 		out->wr.rdma.rkey = le32toh(c.wr.rdma.rkey);

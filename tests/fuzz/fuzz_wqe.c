@@ -16,8 +16,8 @@
  * send: len == 88 + 16 * num_sge (+ the sum of the SGE lengths, inline),
  * recv: len == 16 + 16 * num_sge. With VIRTIO_IB_SEND_INLINE every SGE is
  * a host pointer inside the buffer, the inline bytes laid out back to back
- * right after the SGEs, their total at most max_inline; RDMA READ is never
- * inline. UD sends carry an address vector for port 1 and a GID index
+ * right after the SGEs, their total at most max_inline; RDMA READ and the
+ * atomics are never inline; an atomic's wr.atomic is the WQE's, in host order. UD sends carry an address vector for port 1 and a GID index
  * inside the table; other QPs none.
  */
 #include <errno.h>
@@ -50,11 +50,11 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 	CHECK(wr->sg_list == w->sge);
 	CHECK((wr->send_flags & ~(unsigned int)(ENG_SEND_FENCE | ENG_SEND_SIGNALED |
 						 ENG_SEND_SOLICITED | ENG_SEND_INLINE)) == 0);
-	CHECK((uint32_t)wr->opcode <= VIRTIO_IB_WR_RDMA_READ);
+	CHECK((uint32_t)wr->opcode <= VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD);
 	need = hdr + 16u * wr->num_sge;
 	CHECK(len >= need);
 	if (wr->send_flags & ENG_SEND_INLINE) {
-		CHECK(wr->opcode != (enum eng_wr_opcode)VIRTIO_IB_WR_RDMA_READ);
+		CHECK((uint32_t)wr->opcode < VIRTIO_IB_WR_RDMA_READ);
 		for (i = 0; i < wr->num_sge; i++) {
 			const uint8_t *p = (const uint8_t *)(uintptr_t)w->sge[i].addr;
 
@@ -85,6 +85,17 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 		CHECK(w->ah.flow_label <= 0xfffff && w->ah.sl <= 15);
 	} else {
 		CHECK(wr->ud.ah == NULL);
+	}
+	if (lim->qp_type != VIRTIO_IB_QPT_UD &&
+	    ((uint32_t)wr->opcode == VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP ||
+	     (uint32_t)wr->opcode == VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD)) {
+		struct virtio_rdma_cmd_post_send c;
+
+		memcpy(&c, buf, hdr);
+		CHECK(wr->atomic.remote_addr == c.wr.atomic.remote_addr);
+		CHECK(wr->atomic.compare_add == c.wr.atomic.compare_add);
+		CHECK(wr->atomic.swap == c.wr.atomic.swap);
+		CHECK(wr->atomic.rkey == c.wr.atomic.rkey);
 	}
 }
 

@@ -24,14 +24,17 @@
 #include "libvrdma.h"
 
 #define ACCESS_ALL	(VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE | \
-			 VIRTIO_IB_ACCESS_REMOTE_READ)
+			 VIRTIO_IB_ACCESS_REMOTE_READ | VIRTIO_IB_ACCESS_REMOTE_ATOMIC)
 
 /* enum ib_wc_status, enum ib_wc_opcode, wc_flags */
 #define WC_SUCCESS		0
 #define WC_LOC_QP_OP_ERR	2
 #define WC_LOC_PROT_ERR		4
 #define WC_WR_FLUSH_ERR		5
+#define WC_REM_INV_REQ_ERR	9
 #define WC_REM_ACCESS_ERR	10
+#define WC_COMP_SWAP		3
+#define WC_FETCH_ADD		4
 #define WC_SEND			0
 #define WC_RDMA_WRITE		1
 #define WC_RDMA_READ		2
@@ -689,7 +692,7 @@ static void t_query_device(struct env *e)
 		CHECK(c->max_qp_rd_atom == 16 && c->max_qp_init_rd_atom == 16 &&
 		      c->max_res_rd_atom == 16 * c->max_qp, "%s: rd_atom limits %u/%u/%u",
 		      vm, c->max_qp_rd_atom, c->max_qp_init_rd_atom, c->max_res_rd_atom);
-		CHECK(c->atomic_cap == VIRTIO_IB_ATOMIC_NONE, "%s: atomic_cap %u", vm, c->atomic_cap);
+		CHECK(c->atomic_cap == VIRTIO_IB_ATOMIC_HCA, "%s: atomic_cap %u", vm, c->atomic_cap);
 		CHECK(c->max_fast_reg_page_list_len == (1u << 20) + 1, "%s: max_fast_reg_page_list_len %u",
 		      vm, c->max_fast_reg_page_list_len);
 		CHECK(c->max_pkeys == 1 && c->local_ca_ack_delay == 15, "%s: max_pkeys %u ack_delay %u",
@@ -1512,6 +1515,82 @@ static void t_rc_read(struct env *e)
 out:;
 }
 
+/* One atomic from s on the word at roff of r's buffer; the original value
+ * lands in s's buffer at 64 (host order) when it succeeds. */
+static bool atomic1(struct env *e, struct ep *s, struct ep *r, uint32_t op, size_t roff,
+		    uint64_t compare_add, uint64_t swap, uint8_t status, uint64_t *orig)
+{
+	struct virtio_rdma_cqe wc;
+	struct vrdma_send_wr wr;
+	struct vrdma_sge sge;
+	char what[64];
+
+	snprintf(what, sizeof(what), "RC %s at +%zu", op == VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP ?
+		 "ATOMIC_CMP_AND_SWP" : "ATOMIC_FETCH_AND_ADD", roff);
+	memset(s->buf + 64, 0xee, 16);
+	wr = send_wr(s, &sge, 3000 + roff, op, s->buf + 64, 8, NULL);
+	wr.remote_addr = (uintptr_t)(r->buf + roff);
+	wr.rkey = vrdma_mr_rkey(r->mr);
+	wr.compare_add = compare_add;
+	wr.swap = swap;
+	TRY(vrdma_post_send(s->qp, &wr));
+	MUST(expect_wc(e, s->scq, what, 3000 + roff, status,
+		       op == VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP ? WC_COMP_SWAP : WC_FETCH_ADD, &wc));
+	if (status == WC_SUCCESS) {
+		CHECK(wc.byte_len == 8, "%s: byte_len %u", what, wc.byte_len);
+		memcpy(orig, s->buf + 64, 8);
+		CHECK(s->buf[72] == 0xee, "%s: more than 8 bytes written", what);
+	}
+	return true;
+out:
+	return false;
+}
+
+/* IBA 9.4.5 through the device: both atomics between two VMs, the original
+ * value in the requester's SGE, a misaligned target NAKed. */
+static void t_rc_atomic(struct env *e)
+{
+	uint64_t v = 0x1122334455667788ull, got = 0;
+	struct pair p;
+
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	memcpy(p.b.buf + 4096, &v, 8);
+	MUST(atomic1(e, &p.a, &p.b, VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD, 4096, 0x11, 0, WC_SUCCESS,
+		     &got));
+	CHECK(got == v, "FETCH_AND_ADD: original %#llx, want %#llx", (unsigned long long)got,
+	      (unsigned long long)v);
+	memcpy(&got, p.b.buf + 4096, 8);
+	CHECK(got == v + 0x11, "FETCH_AND_ADD: memory %#llx", (unsigned long long)got);
+	MUST(atomic1(e, &p.a, &p.b, VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP, 4096, v + 0x11, 42, WC_SUCCESS,
+		     &got));
+	CHECK(got == v + 0x11, "CMP_AND_SWP: original %#llx", (unsigned long long)got);
+	memcpy(&got, p.b.buf + 4096, 8);
+	CHECK(got == 42, "CMP_AND_SWP: memory %#llx", (unsigned long long)got);
+	MUST(pair_quiet(e, &p));
+	/* 8-byte alignment (rxe: invalid request) */
+	MUST(atomic1(e, &p.a, &p.b, VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD, 4100, 1, 0, WC_REM_INV_REQ_ERR,
+		     &got));
+	memcpy(&got, p.b.buf + 4096, 8);
+	CHECK(got == 42, "misaligned FETCH_AND_ADD changed memory: %#llx", (unsigned long long)got);
+	/* RC only: on UC the WQE is refused (LOC_QP_OP_ERR) */
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_UC, A, B));
+	{
+		struct virtio_rdma_cqe wc;
+		struct vrdma_send_wr wr;
+		struct vrdma_sge sge;
+
+		wr = send_wr(&p.a, &sge, 3999, VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD, p.a.buf, 8, NULL);
+		wr.remote_addr = (uintptr_t)p.b.buf;
+		wr.rkey = vrdma_mr_rkey(p.b.mr);
+		TRY(vrdma_post_send(p.a.qp, &wr));
+		MUST(wait_wc(e, p.a.scq, "UC atomic", &wc));
+		CHECK(wc.wr_id == 3999 && wc.status == WC_LOC_QP_OP_ERR, "UC atomic: wr_id %llu status %u",
+		      (unsigned long long)wc.wr_id, wc.status);
+	}
+	MUST(still_works(e));
+out:;
+}
+
 static void t_uc(struct env *e)
 {
 	struct pair p;
@@ -1939,6 +2018,7 @@ static const struct test {
 	{ "RC SEND", t_rc_send },
 	{ "RC RDMA WRITE", t_rc_write },
 	{ "RC RDMA READ", t_rc_read },
+	{ "RC atomics (CMP_AND_SWP, FETCH_AND_ADD)", t_rc_atomic },
 	{ "UC SEND and RDMA WRITE", t_uc },
 	{ "UD SEND", t_ud },
 	{ "inline sends", t_inline },

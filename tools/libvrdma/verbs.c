@@ -586,6 +586,12 @@ int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr)
 		hdr.wr.ud.av.port = 1;
 		if (all_zero(hdr.wr.ud.av.dmac, 6))
 			resolve_cached(hdr.wr.ud.av.dgid, hdr.wr.ud.av.dmac);
+	} else if (wr->opcode == VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD) {
+		hdr.wr.atomic.remote_addr = wr->remote_addr;
+		hdr.wr.atomic.compare_add = wr->compare_add;
+		hdr.wr.atomic.swap = wr->swap;
+		hdr.wr.atomic.rkey = wr->rkey;
 	} else {
 		hdr.wr.rdma.remote_addr = wr->remote_addr;
 		hdr.wr.rdma.rkey = wr->rkey;
