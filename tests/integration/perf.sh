@@ -1,5 +1,5 @@
 #!/bin/bash
-# vrdma-perf (perftest's six tests on libvrdma) against itself: a server on
+# vrdma-perf (perftest's eight tests on libvrdma) against itself: a server on
 # one VM's socket, a client on the other's, both talking perftest's TCP
 # exchange over lo of the daemon's namespace; the RDMA traffic is the
 # daemon's loopback between the two VMs.
@@ -187,6 +187,18 @@ check "write_bw -c UC: exit 0 and a row" eval 'both_ok && bw_ok "$CLI" 4096 500'
 perf ud send_lat -c UD -s 512 -n 500
 check "send_lat -c UD: exit 0 and a row" eval 'both_ok && lat_ok "$CLI" 512 500'
 
+# Atomics: ib_atomic_bw / ib_atomic_lat with both -A types (8 bytes, fixed).
+for at in FETCH_AND_ADD CMP_AND_SWAP; do
+	perf "atomic_bw_$at" atomic_bw -A "$at" -n 2000
+	check "atomic_bw -A $at: exit 0, 8 B x 2000 on both sides" \
+		eval 'both_ok && bw_ok "$CLI" 8 2000 && bw_ok "$SRV" 8 2000'
+	check "atomic_bw -A $at: perftest's title and outstanding atomics" \
+		eval 'grep -q "Atomic $at BW Test" "$CLI" && grep -q "^ Outstand reads  : 16$" "$CLI"'
+	perf "atomic_lat_$at" atomic_lat -A "$at" -n 500
+	check "atomic_lat -A $at: exit 0, 8 B x 500 latencies, the server waits" \
+		eval 'both_ok && lat_ok "$CLI" 8 500 && no_table "$SRV"'
+done
+
 # Errors: perftest's messages and a nonzero exit.
 bad_socket() {
 	local out rc=0
@@ -205,6 +217,14 @@ check "read_bw -c UC: refused as perftest does" \
 check "send_lat -q 2: refused as perftest does" \
 	bad_args "Multiple QPs only available on bw tests" send_lat -d "$TMP/alpha.sock" -q 2
 check "an unknown test name: refused" bad_args "Unknown test" ping_bw
+check "atomic_bw -s 16: refused as perftest does" \
+	bad_args "Message size cannot be changed for Atomic tests" atomic_bw -d "$TMP/alpha.sock" -s 16
+check "atomic_lat -c UC: refused as perftest does" \
+	bad_args "UC connection not possible in READ/ATOMIC verbs" atomic_lat -d "$TMP/alpha.sock" -c UC
+check "read_bw -A CMP_AND_SWAP: refused as perftest does" \
+	bad_args "You are not running the atomic_lat/bw test" read_bw -d "$TMP/alpha.sock" -A CMP_AND_SWAP
+check "atomic_bw -A ADD: refused as perftest does" \
+	bad_args "Invalid Atomic type" atomic_bw -d "$TMP/alpha.sock" -A ADD
 
 no_sanitizer_report() {
 	! grep -l "Sanitizer\|runtime error" "$DLOG" "$TMP"/*.server "$TMP"/*.client

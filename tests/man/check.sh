@@ -187,7 +187,7 @@ tests_documented() {
 	[ -x "$VRDMA_PERF" ] || { echo "$VRDMA_PERF is not built (run make)" >&2; return 1; }
 	section vrdma-perf.1 TESTS > "$TMP/tests.txt"
 	# shellcheck disable=SC2046
-	all_found "vrdma-perf.1's TESTS" 6 under_tests $("$VRDMA_PERF" -h 2>&1 |
+	all_found "vrdma-perf.1's TESTS" 8 under_tests $("$VRDMA_PERF" -h 2>&1 |
 		sed -n 's/^TEST: \([a-z_ ]*\).*/\1/p')
 }
 check "vrdma-perf.1 documents every TEST of vrdma-perf -h" tests_documented

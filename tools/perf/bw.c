@@ -5,7 +5,7 @@
  */
 #include "perf.h"
 
-/* write_bw.c, read_bw.c */
+/* write_bw.c, read_bw.c, atomic_bw.c */
 int flow_rdma_bw(struct perf *p)
 {
 	struct oob_bw_rep my = { 0 }, rem = { 0 };
@@ -37,7 +37,8 @@ int flow_rdma_bw(struct perf *p)
 			return ret;
 		ret = run_iter_bw(p);
 		if (ret) {
-			fprintf(stderr, " Failed to complete run_iter_bw function successfully\n");
+			fprintf(stderr, p->verb == ATOMIC ? " Error occurred in run_iter function\n" :
+				" Failed to complete run_iter_bw function successfully\n");
 			return ret;
 		}
 		/* perftest >= 4.6 syncs between sizes in -a -b */

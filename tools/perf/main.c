@@ -13,9 +13,11 @@ static const struct {
 	{ "send_bw", SEND, BW, flow_send_bw },
 	{ "write_bw", WRITE, BW, flow_rdma_bw },
 	{ "read_bw", READ, BW, flow_rdma_bw },
+	{ "atomic_bw", ATOMIC, BW, flow_rdma_bw },
 	{ "send_lat", SEND, LAT, flow_send_lat },
 	{ "write_lat", WRITE, LAT, flow_write_lat },
 	{ "read_lat", READ, LAT, flow_read_lat },
+	{ "atomic_lat", ATOMIC, LAT, flow_read_lat },	/* atomic_lat.c is read_lat.c */
 };
 
 int main(int argc, char **argv)
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
 			usage();
 			return 1;	/* as perftest's -h */
 		}
-		fprintf(stderr, " Unknown test %s: choose one of send_bw write_bw read_bw send_lat write_lat read_lat\n",
+		fprintf(stderr, " Unknown test %s: choose one of send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat\n",
 			argc > 1 ? argv[1] : "(none)");
 		fprintf(stderr, " Usage: %s TEST [options] [SERVER]; %s TEST -h for the options\n",
 			argv[0], argv[0]);

@@ -34,7 +34,7 @@ static const struct opt options[] = {
 	ARG('i', "ib-port", "port", "Use port <port> of the device (default 1)"),
 	ARG('m', "mtu", "mtu", "MTU size : 256 - 4096 (default port mtu)"),
 	ARG('s', "size", "size", "Size of message to exchange (default " OPT_STR(DEF_SIZE_BW)
-	    "; latency " OPT_STR(DEF_SIZE_LAT) ")"),
+	    "; latency " OPT_STR(DEF_SIZE_LAT) "; atomic " OPT_STR(DEF_SIZE_ATOMIC) ", fixed)"),
 	RANGE('n', "iters", "iters", "Iteration num", MIN_ITER, MAX_ITER,
 	      "Number of exchanges (at least " OPT_STR(MIN_ITER) ", default "
 	      OPT_STR(DEF_ITERS) "; write_bw " OPT_STR(DEF_ITERS_WB) ")"),
@@ -64,6 +64,8 @@ static const struct opt options[] = {
 	      "Generate Cqe only after <--cq-mod> completion"),
 	NOARG('N', "noPeak", "Cancel peak-bw calculation (default with peak up to iters=20000)"),
 	NOARG('V', "version", "Display version number"),
+	ARG('A', "atomic_type", "type", "type of atomic operation from {CMP_AND_SWAP,FETCH_AND_ADD}"
+	    " (default FETCH_AND_ADD); atomic tests"),
 	ARG('l', "post_list", "list size", "Post list of send WQEs of <list size> size; BW tests"),
 	ARG('D', "duration", NULL, "Run test for a customized period of seconds."),
 	ARG('f', "margin", NULL, "measure results within margins. (default=duration/4)"),
@@ -83,12 +85,13 @@ void usage(void)
 	printf("Usage:\n");
 	printf("  %s TEST [options]            start a server and wait for connection\n", argv0);
 	printf("  %s TEST [options] <host>     connect to server at <host>\n", argv0);
-	printf("\nTEST: send_bw write_bw read_bw send_lat write_lat read_lat (perftest's ib_TEST)\n");
+	printf("\nTEST: send_bw write_bw read_bw atomic_bw send_lat write_lat read_lat atomic_lat\n");
+	printf("      (perftest's ib_TEST)\n");
 	printf("\nOptions:\n");
 	opt_usage(&table, stdout);
 	printf("\nPerftest's out-of-band exchange (TCP, no rdma_cm) of perftest 4.5-0.17 (version %s).\n",
 	       OOB_VERSION);
-	printf("Not offered: rdma_cm (-R/-z), events (-e), SRQ, XRC/DC/SRD/RawEth, multicast, atomics,\n");
+	printf("Not offered: rdma_cm (-R/-z), events (-e), SRQ, XRC/DC/SRD/RawEth, multicast,\n");
 	printf("dual port, rate limiting, --run_infinitely, cycle reports (-C/-H/-U).\n");
 }
 
@@ -123,7 +126,7 @@ static bool parse_conn(struct perf *p, const char *arg)
 	if (!strcmp(arg, "RC")) {
 		p->conn = RC;
 	} else if (!strcmp(arg, "UC")) {
-		if (p->verb == READ) {
+		if (rd_atomic(p)) {
 			fprintf(stderr, " UC connection not possible in READ/ATOMIC verbs\n");
 			return false;
 		}
@@ -199,10 +202,15 @@ static bool force_dependencies(struct perf *p)
 	}
 	if (p->cq_mod > p->tx_depth)
 		p->cq_mod = p->tx_depth;
-	if (p->verb == READ)
+	if (rd_atomic(p))
 		p->inline_size = 0;
 	if (p->run_all)
 		p->size = MAX_SIZE;
+	if (p->verb == ATOMIC && p->size != DEF_SIZE_ATOMIC) {
+		printf(RESULT_LINE);
+		printf("Message size cannot be changed for Atomic tests \n");
+		return false;
+	}
 	if (p->post_list > 1) {
 		if (p->tst != BW) {
 			printf(RESULT_LINE);
@@ -319,7 +327,7 @@ static int set_opt(void *dest, const struct opt *o, const char *arg)
 		p->num_qps = (int)v;
 		break;
 	case 'I':
-		if (p->verb == READ) {
+		if (rd_atomic(p)) {
 			fprintf(stderr, " Inline feature not available on READ/Atomic verbs\n");
 			return PARSE_ERROR;
 		}
@@ -328,7 +336,7 @@ static int set_opt(void *dest, const struct opt *o, const char *arg)
 	case 'o':
 		if (!parse_long(arg, "Outstanding Reads", "int", &v))
 			return PARSE_ERROR;
-		if (p->verb != READ) {
+		if (!rd_atomic(p)) {
 			fprintf(stderr, " Setting Outstanding reads only available on READ verb\n");
 			return PARSE_ERROR;
 		}
@@ -340,6 +348,21 @@ static int set_opt(void *dest, const struct opt *o, const char *arg)
 			return PARSE_ERROR;
 		}
 		p->rx_depth = (int)v;
+		break;
+	case 'A':
+		if (p->verb != ATOMIC) {
+			fprintf(stderr, " You are not running the atomic_lat/bw test!\n");
+			fprintf(stderr, " To change the atomic action type, you must run one of the atomic tests\n");
+			return PARSE_ERROR;
+		}
+		if (!strcmp(arg, "CMP_AND_SWAP")) {
+			p->atomic_type = CMP_AND_SWAP;
+		} else if (!strcmp(arg, "FETCH_AND_ADD")) {
+			p->atomic_type = FETCH_AND_ADD;
+		} else {
+			fprintf(stderr, " Invalid Atomic type! please choose from {CMP_AND_SWAP,FETCH_AND_ADD}\n");
+			return PARSE_EXIT;	/* perftest exit(1)s here */
+		}
 		break;
 	case 'Q':
 		p->cq_mod = (int)v;
@@ -409,7 +432,8 @@ int parse(struct perf *p, int argc, char **argv)
 
 	p->port = DEF_PORT;
 	p->ib_port = 1;
-	p->size = p->tst == BW ? DEF_SIZE_BW : DEF_SIZE_LAT;
+	p->size = p->verb == ATOMIC ? DEF_SIZE_ATOMIC : p->tst == BW ? DEF_SIZE_BW : DEF_SIZE_LAT;
+	p->atomic_type = FETCH_AND_ADD;
 	p->tx_depth = p->tst == BW ? DEF_TX_BW : DEF_TX_LAT;
 	p->qp_timeout = DEF_QP_TIME;
 	p->conn = RC;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * vrdma-perf: perftest's ib_send_bw, ib_write_bw, ib_read_bw, ib_send_lat,
- * ib_write_lat and ib_read_lat in one program, on a VM's virtio-rdma device
+ * vrdma-perf: perftest's ib_send_bw, ib_write_bw, ib_read_bw, ib_atomic_bw,
+ * ib_send_lat, ib_write_lat, ib_read_lat and ib_atomic_lat in one program, on a VM's virtio-rdma device
  * reached through libvrdma (-d is the VM's vhost-user socket).
  *
  *   vrdma-perf TEST [options] [SERVER]
@@ -75,6 +75,9 @@ struct oob {
 #define DEF_PORT		18515
 #define DEF_SIZE_BW		65536
 #define DEF_SIZE_LAT		2
+#define DEF_SIZE_ATOMIC		8
+#define ATOMIC_ADD_VALUE	1	/* perftest_resources.h: what FETCH_AND_ADD adds */
+#define ATOMIC_SWAP_VALUE	0	/* and what CMP_AND_SWAP swaps in */
 #define DEF_ITERS		1000
 #define DEF_ITERS_WB		5000
 #define DEF_TX_BW		128
@@ -138,7 +141,8 @@ struct oob {
 #define RDMA_FMT	" RKey %#08x VAddr %#016llx"
 #define PERF_GID_FMT	" %s: %02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d:%02d\n"
 
-enum verb { SEND, WRITE, READ };		/* perftest's VerbType order */
+enum verb { SEND, WRITE, READ, ATOMIC };	/* perftest's VerbType order */
+enum atomic_type { CMP_AND_SWAP, FETCH_AND_ADD };	/* perftest's AtomicType */
 enum tst { LAT, BW };
 enum conn { RC, UC, UD };
 enum machine { SERVER, CLIENT };
@@ -163,6 +167,7 @@ struct perf {
 	/* what was asked */
 	enum verb verb;
 	enum tst tst;
+	enum atomic_type atomic_type;		/* -A */
 	const char *dev;
 	char *servername;
 	int port, ib_port, mtu, curr_mtu;
@@ -264,11 +269,17 @@ int xchg_reports(struct perf *p, const struct oob_bw_rep *my, struct oob_bw_rep 
 int close_connection(struct perf *p);
 int connect_peer(struct perf *p);
 
-/* bw.c: the bandwidth tests (send_bw.c, write_bw.c, read_bw.c) */
+/* READ and ATOMIC: the answer comes back in the requester's buffer */
+static inline bool rd_atomic(const struct perf *p)
+{
+	return p->verb == READ || p->verb == ATOMIC;
+}
+
+/* bw.c: the bandwidth tests (send_bw.c, write_bw.c, read_bw.c, atomic_bw.c) */
 int flow_rdma_bw(struct perf *p);
 int flow_send_bw(struct perf *p);
 
-/* lat.c: the latency tests (send_lat.c, write_lat.c, read_lat.c) */
+/* lat.c: the latency tests (send_lat.c, write_lat.c, read_lat.c, atomic_lat.c) */
 int flow_send_lat(struct perf *p);
 int flow_write_lat(struct perf *p);
 int flow_read_lat(struct perf *p);

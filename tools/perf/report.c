@@ -8,7 +8,8 @@
 #include "perf.h"
 
 static const char *const conn_str[] = { "RC", "UC", "UD" };
-static const char *const verb_str[] = { "Send", "RDMA_Write", "RDMA_Read" };
+static const char *const verb_str[] = { "Send", "RDMA_Write", "RDMA_Read", "Atomic" };
+static const char *const atomic_str[] = { "CMP_AND_SWAP", "FETCH_AND_ADD" };
 
 /* ---- printing (perftest_parameters.c, perftest_communication.c) ---- */
 
@@ -17,6 +18,8 @@ void print_test_info(const struct perf *p)
 	printf(RESULT_LINE);
 	printf("                    ");
 	printf("%s ", verb_str[p->verb]);
+	if (p->verb == ATOMIC)
+		printf("%s ", atomic_str[p->atomic_type]);
 	if (p->tst == BW) {
 		if (p->duplex)
 			printf("Bidirectional ");
@@ -43,7 +46,7 @@ void print_test_info(const struct perf *p)
 	printf(" Mtu             : %lu[B]\n", (unsigned long)MTU_SIZE(p->curr_mtu));
 	printf(" Link type       : %s\n", "Ethernet");
 	printf(" GID index       : %d\n", p->gid_index);
-	if (p->verb != READ)
+	if (!rd_atomic(p))
 		printf(" Max inline data : %d[B]\n", p->inline_size);
 	else
 		printf(" Outstand reads  : %d\n", p->out_reads);
@@ -152,7 +155,7 @@ static int cmp_u64(const void *a, const void *b)
 int report_lat(const struct perf *p)
 {
 	int measure_cnt = (int)p->iters - 1, i, iters_99, iters_99_9;
-	double q = 1000.0 * (p->verb == READ ? 1 : 2), avg_sum = 0, avg, stdev_sum = 0;
+	double q = 1000.0 * (rd_atomic(p) ? 1 : 2), avg_sum = 0, avg, stdev_sum = 0;
 	uint64_t *delta, median;
 
 	delta = calloc((size_t)measure_cnt, sizeof(*delta));
@@ -192,7 +195,7 @@ int report_lat(const struct perf *p)
 void report_lat_duration(const struct perf *p)
 {
 	double t = (double)(p->tcompleted[0] - p->tposted[0]) / 1000.0;	/* usec */
-	int rtt = p->verb == READ ? 1 : 2;
+	int rtt = rd_atomic(p) ? 1 : 2;
 
 	printf(REPORT_FMT_LAT_DUR, (unsigned long)p->size, p->iters,
 	       t / rtt / (double)p->iters, (double)p->iters / (t / 1e6));

@@ -109,7 +109,7 @@ static int check_link(struct perf *p)
 		       p->inline_size);
 		p->inline_size = VRDMA_MAX_INLINE;
 	}
-	p->out_reads = p->verb == READ ? out_reads_for(p) : 1;
+	p->out_reads = rd_atomic(p) ? out_reads_for(p) : 1;
 	return 0;
 }
 
@@ -173,6 +173,8 @@ int ctx_init(struct perf *p)
 		access |= VIRTIO_IB_ACCESS_REMOTE_WRITE;
 	else if (p->verb == READ)
 		access |= VIRTIO_IB_ACCESS_REMOTE_READ;
+	else if (p->verb == ATOMIC)
+		access |= VIRTIO_IB_ACCESS_REMOTE_ATOMIC;
 	ret = vrdma_reg_mr(p->pd, p->buf, p->buff_size, access, &p->mr);
 	if (ret) {
 		fprintf(stderr, "Couldn't allocate MR\n");
@@ -218,7 +220,8 @@ int ctx_init(struct perf *p)
 			a.qkey = DEF_QKEY;
 			mask |= VIRTIO_IB_QP_QKEY;
 		} else {
-			a.qp_access_flags = p->verb == READ ? VIRTIO_IB_ACCESS_REMOTE_READ :
+			a.qp_access_flags = p->verb == ATOMIC ? VIRTIO_IB_ACCESS_REMOTE_ATOMIC :
+					    p->verb == READ ? VIRTIO_IB_ACCESS_REMOTE_READ :
 					    p->verb == WRITE ? VIRTIO_IB_ACCESS_REMOTE_WRITE :
 					    VIRTIO_IB_ACCESS_REMOTE_WRITE | VIRTIO_IB_ACCESS_LOCAL_WRITE;
 			mask |= VIRTIO_IB_QP_ACCESS_FLAGS;

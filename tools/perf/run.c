@@ -98,7 +98,7 @@ void set_send_wqes(struct perf *p)
 					cycle_addr(p, &q->raddr[j], (uint64_t)j - 1, q->rem_addr);
 			}
 			q->flags[j] = (j + 1) % p->cq_mod == 0 ? VIRTIO_IB_SEND_SIGNALED : 0;
-			if (p->verb != READ && p->size <= (uint64_t)p->inline_size)
+			if (!rd_atomic(p) && p->size <= (uint64_t)p->inline_size)
 				q->flags[j] |= VIRTIO_IB_SEND_INLINE;
 		}
 	}
@@ -180,7 +180,7 @@ static bool stalled(const struct perf *p, uint64_t since)
 static int post_send(struct perf *p, int index)
 {
 	static const uint32_t opcode[] = { VIRTIO_IB_WR_SEND, VIRTIO_IB_WR_RDMA_WRITE,
-					   VIRTIO_IB_WR_RDMA_READ };
+					   VIRTIO_IB_WR_RDMA_READ, VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP };
 	struct qpc *q = &p->q[index];
 	uint64_t t0 = 0;
 	int j, ret;
@@ -191,6 +191,14 @@ static int post_send(struct perf *p, int index)
 			.sg_list = &q->sge[j], .num_sge = 1,
 			.remote_addr = q->raddr[j], .rkey = p->rem[index].rkey,
 		};
+
+		/* ctx_set_send_reg_wqes: add 1, or swap in 0 (compare 0) */
+		if (p->verb == ATOMIC && p->atomic_type == FETCH_AND_ADD) {
+			wr.opcode = VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD;
+			wr.compare_add = ATOMIC_ADD_VALUE;
+		} else if (p->verb == ATOMIC) {
+			wr.swap = ATOMIC_SWAP_VALUE;
+		}
 
 		if (p->conn == UD) {
 			wr.remote_qpn = (uint32_t)p->rem[index].qpn;
