@@ -225,10 +225,10 @@ pp_lines() {
 
 # perf_row TEST: perftest (or vrdma-perf) TEST's pair ended with a result
 # row in $TMP/client.out and $TMP/server.out: each side that measures
-# prints one; the passive side of read_lat measures nothing.
+# prints one; the passive side of read_lat and atomic_lat measures nothing.
 perf_row() {
 	local f files=("$TMP/client.out")
-	[ "$1" = read_lat ] || files+=("$TMP/server.out")
+	case $1 in read_lat|atomic_lat) ;; *) files+=("$TMP/server.out") ;; esac
 	for f in "${files[@]}"; do
 		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$f" || return 1
 	done

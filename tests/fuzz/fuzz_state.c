@@ -424,7 +424,7 @@ static uint64_t write_pages(uint32_t first, uint32_t npages, uint32_t stride)
  * MAP_MR_SG. */
 static void op_reg_mr(void)
 {
-	uint8_t kind = u8() % 4, access = u8() & 7;
+	uint8_t kind = u8() % 4, access = u8() & 15;	/* REMOTE_ATOMIC included */
 	uint32_t pdn = pick(pdns, n_pd, u8()), first = u8() % DATA_PAGES;
 	uint32_t npages = 1u + u8() % 8u, off = u16() % VIRTIO_RDMA_PAGE_SIZE;
 	uint64_t room = (uint64_t)npages * VIRTIO_RDMA_PAGE_SIZE - off;
@@ -534,7 +534,7 @@ static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_p
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_INIT;
 	a.port_num = 1;
-	a.qp_access_flags = 7;
+	a.qp_access_flags = 15;
 	a.qkey = 0x11111111;
 	m = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
 	m |= type == VIRTIO_IB_QPT_UD ? VIRTIO_IB_QP_QKEY : VIRTIO_IB_QP_ACCESS_FLAGS;
@@ -668,9 +668,11 @@ static void op_post_send(void)
 	uint8_t b = u8(), nsge = u8() % 3, i;
 	const struct f_mr *rm = pick_mr(u8());
 	uint32_t roff = u16(), len = sizeof(*w) + nsge * 16u;
+	bool atomic;
 
 	memset(buf, 0, sizeof(buf));
-	w->opcode = b % 5;
+	w->opcode = b % 7;	/* up to ATOMIC_FETCH_AND_ADD */
+	atomic = w->opcode >= VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP;
 	w->send_flags = (b >> 3) & 0xf;
 	w->num_sge = nsge;
 	w->wr_id = u8();
@@ -682,6 +684,12 @@ static void op_post_send(void)
 		memcpy(w->wr.ud.av.dgid, gid0(), 16);
 		w->wr.ud.av.hop_limit = 64;
 		memcpy(w->wr.ud.av.dmac, port.mac, 6);
+	} else if (atomic) {
+		/* 8-byte aligned unless bit 7 says otherwise */
+		w->wr.atomic.remote_addr = (rm->iova + roff % (rm->len + 1)) & ~(b & 0x80 ? 0ull : 7ull);
+		w->wr.atomic.rkey = rm->key;
+		w->wr.atomic.compare_add = roff & 3;
+		w->wr.atomic.swap = roff >> 2;
 	} else {
 		w->wr.rdma.remote_addr = rm->iova + roff % (rm->len + 1);
 		w->wr.rdma.rkey = rm->key;
@@ -694,6 +702,8 @@ static void op_post_send(void)
 		sge_in(&s, which, off, l);
 		if (w->send_flags & VIRTIO_IB_SEND_INLINE)
 			s.length %= 33;
+		else if (atomic && !(which & 0x80))	/* mostly the 8 bytes it takes */
+			s.length = i ? 0 : 8;
 		memcpy(buf + sizeof(*w) + i * 16u, &s, 16);
 		if (w->send_flags & VIRTIO_IB_SEND_INLINE) {
 			memset(buf + len, 0x5a, s.length);
@@ -797,6 +807,7 @@ static const uint8_t frame_ops[] = {
 	ROCE_RC_WRITE_LAST, ROCE_RC_WRITE_LAST_IMM, ROCE_RC_WRITE_ONLY, ROCE_RC_WRITE_ONLY_IMM,
 	ROCE_RC_READ_REQUEST, ROCE_RC_READ_RESPONSE_FIRST, ROCE_RC_READ_RESPONSE_MIDDLE,
 	ROCE_RC_READ_RESPONSE_LAST, ROCE_RC_READ_RESPONSE_ONLY, ROCE_RC_ACK,
+	ROCE_RC_ATOMIC_ACK, ROCE_RC_COMPARE_SWAP, ROCE_RC_FETCH_ADD,
 	ROCE_UC_SEND_FIRST, ROCE_UC_SEND_ONLY, ROCE_UC_WRITE_FIRST, ROCE_UC_WRITE_ONLY,
 	ROCE_UD_SEND_ONLY, ROCE_UD_SEND_ONLY_IMM,
 };
@@ -828,6 +839,12 @@ static void op_frame(void)
 	h.reth.va = m->iova + off;
 	h.reth.rkey = flags & 4 ? m->key ^ 0x100 : m->key;
 	h.reth.len = rlen;
+	/* 8-byte aligned unless off's top bit says otherwise */
+	h.atomic.va = (m->iova + off) & ~(off & 0x8000 ? 0ull : 7ull);
+	h.atomic.rkey = h.reth.rkey;
+	h.atomic.swap_add = rlen;
+	h.atomic.compare = (uint64_t)delta & 3;
+	h.atomic_orig = off;
 	h.aeth.syndrome = flags & 8 ? (uint8_t)(0x60 | (flags >> 4)) : AETH_ACK;
 	h.aeth.msn = (uint32_t)delta & ROCE_MSN_MASK;
 	h.deth.qkey = 0x11111111;

@@ -179,6 +179,16 @@ for test in ${PERF_TESTS_LAT-write_lat read_lat send_lat}; do
 		check "ib_$test <-> vrdma-perf $test, 4 KiB, $who serves" perf "$test" 4096 100 "$who"
 	done
 done
+# Atomics (issue 18): ib_atomic_bw and ib_atomic_lat, 8 bytes, each -A
+# operation (PERF_TESTS_ATOMIC, empty to skip), both roles.
+for at in ${PERF_TESTS_ATOMIC-FETCH_AND_ADD CMP_AND_SWAP}; do
+	for who in guest host; do
+		check "ib_atomic_bw -A $at <-> vrdma-perf atomic_bw, $who serves" \
+			perf atomic_bw 8 500 "$who" -A "$at"
+		check "ib_atomic_lat -A $at <-> vrdma-perf atomic_lat, $who serves" \
+			perf atomic_lat 8 200 "$who" -A "$at"
+	done
+done
 # Large READs (issue 15): rxe sends a READ's responses all at once, the
 # guest's qdisc drops many of them, and the gaps must be asked for again
 # without the retransmit timer giving up while rxe is still sending. First
