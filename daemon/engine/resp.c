@@ -169,11 +169,12 @@ static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 	eng_count(qp, ENG_CNT_DROP_DUPLICATE);	/* too old: its resource was reused */
 }
 
-/* A new atomic (IBA 9.4.5), checked as rxe does: the QP's and the MR's
- * REMOTE_ATOMIC (access NAK), then 8-byte alignment (invalid request NAK,
- * a class C error of 9.7.5.2). Executed once; the original value is kept
- * in a responder resource like a READ's, so a duplicate is answered from
- * it and never executed again. */
+/* A new atomic (IBA 9.4.5): the QP's and the MR's REMOTE_ATOMIC (an
+ * access NAK, as for READs and WRITEs here; rxe NAKs a QP without it as an
+ * invalid request), then 8-byte alignment (an invalid request NAK, rxe's
+ * class C error). Executed once; the original value is kept in a responder
+ * resource like a READ's, so a duplicate is answered from it and never
+ * executed again. */
 static void atomic_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	const struct roce_hdrs *h = &pkt->h;
