@@ -249,6 +249,8 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 	case IB_WC_SEND:
 	case IB_WC_RDMA_WRITE:
 	case IB_WC_RDMA_READ:
+	case IB_WC_COMP_SWAP:
+	case IB_WC_FETCH_ADD:
 	case IB_WC_RECV:
 	case IB_WC_RECV_RDMA_WITH_IMM:
 		wc->opcode = c->opcode;

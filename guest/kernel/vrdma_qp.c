@@ -389,6 +389,9 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 			return -EINVAL;
 		break;
 	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		/* the device checks an atomic's 8 bytes of SGE */
 		if (qp->ibqp.qp_type != IB_QPT_RC || inl)
 			return -EINVAL;
 		break;
@@ -424,6 +427,14 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 		c->wr.ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
 		c->wr.ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
 		c->wr.ud.av = to_vah(ud->ah)->av;
+	} else if (wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD) {
+		const struct ib_atomic_wr *at = atomic_wr(wr);
+
+		c->wr.atomic.remote_addr = cpu_to_le64(at->remote_addr);
+		c->wr.atomic.compare_add = cpu_to_le64(at->compare_add);
+		c->wr.atomic.swap = cpu_to_le64(at->swap);
+		c->wr.atomic.rkey = cpu_to_le32(at->rkey);
 	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
 		c->wr.rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 		c->wr.rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);

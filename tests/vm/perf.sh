@@ -1,27 +1,30 @@
 #!/bin/bash
 # perftest in a real VM: the Debian 13 guest of verbs.sh (vrdma0: our QEMU
 # device, virtio_rdma.ko, the vrdma provider) runs ib_write_bw, ib_read_bw,
-# ib_send_bw, ib_write_lat and ib_send_lat, unmodified and with their
+# ib_send_bw, ib_write_lat, ib_send_lat, ib_atomic_bw and ib_atomic_lat
+# (both -A operations), unmodified and with their
 # default options, against the same programs on Linux Soft-RoCE in the
 # Debian 12 guest of the interop suite, each side serving in turn. The
 # topology is verbs.sh's (tests/vm/lib.sh sets it up).
 #
 # Environment: VRDMAD, VRDMACTL, BPF_OBJ (the Makefile's ASan build),
 # VRDMA_QEMU_DIR (guest/qemu/build.sh's output); PERF_SHOW=1 prints every
-# run's output, PERF_TESTS_BW and PERF_TESTS_LAT choose the tests. Needs
+# run's output, PERF_TESTS_BW and PERF_TESTS_LAT choose the tests,
+# PERF_TESTS_ATOMIC the atomic operations (empty: none). Needs
 # root. Exit 77 (SKIP) only when QEMU cannot run here.
 set -e
 source "$(dirname "$0")/lib.sh"
 
 vm_pair_up perf
 
-# perf TEST SIZE ITERS WHO-SERVES: both exit 0 and print their result row
-# (GID index 1 on both sides: the IPv4-mapped GID).
+# perf TEST SIZE ITERS WHO-SERVES [FLAG...]: both exit 0 and print their
+# result row (GID index 1 on both sides: the IPv4-mapped GID).
 perf() {
 	local test=$1 s=$2 n=$3 who=$4 dev_s dev_c
+	local -a f=("${@:5}")
 	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F -- \
-		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F || return 1
+	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F "${f[@]}" -- \
+		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F "${f[@]}" || return 1
 	if ! perf_row "$test"; then
 		echo "    -- server ($who):"; sed 's/^/    /' "$TMP/server.out"
 		echo "    -- client:"; sed 's/^/    /' "$TMP/client.out"
@@ -38,6 +41,13 @@ done
 for test in ${PERF_TESTS_LAT-write_lat send_lat}; do
 	for who in vm rxe; do
 		check "ib_$test VM <-> Soft-RoCE, 4 KiB, $who serves" perf "$test" 4096 100 "$who"
+	done
+done
+# Atomics (issue 18): 8 bytes, each -A operation.
+for at in ${PERF_TESTS_ATOMIC-FETCH_AND_ADD CMP_AND_SWAP}; do
+	for who in vm rxe; do
+		check "ib_atomic_bw -A $at VM <-> Soft-RoCE, $who serves" perf atomic_bw 8 200 "$who" -A "$at"
+		check "ib_atomic_lat -A $at VM <-> Soft-RoCE, $who serves" perf atomic_lat 8 200 "$who" -A "$at"
 	done
 done
 
