@@ -93,6 +93,7 @@ struct virtio_rdma_config {
 
 /* device_cap_flags (the RFC's enum ib_device_cap_flags) */
 #define VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN	(1ull << 12)
+#define VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS (1ull << 21)	/* REG_MR, LOCAL_INV, SEND_WITH_INV */
 
 /* ---- control queue ---- */
 
@@ -536,7 +537,7 @@ struct virtio_rdma_cqe {
 	} ex;
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t wc_flags;	/* IB_WC_GRH 1, IB_WC_WITH_IMM 2 */
+	uint32_t wc_flags;	/* IB_WC_GRH 1, IB_WC_WITH_IMM 2, IB_WC_WITH_INVALIDATE 4 */
 	uint16_t pkey_index;
 	uint8_t sl;
 	uint8_t port_num;

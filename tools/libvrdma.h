@@ -91,6 +91,9 @@ int vrdma_dereg_mr(struct vrdma_mr *mr);
 uint32_t vrdma_mr_lkey(const struct vrdma_mr *mr);
 uint32_t vrdma_mr_rkey(const struct vrdma_mr *mr);
 uint32_t vrdma_mr_handle(const struct vrdma_mr *mr);
+/* ib_update_fast_reg_key: the low 8 bits of a CREATE_MR MR's keys, as the
+ * next REG_MR will set them (wr.reg.key = vrdma_mr_rkey afterwards). */
+void vrdma_update_fast_reg_key(struct vrdma_mr *mr, uint8_t key);
 /* The guest-physical address of a shared-memory pointer (for GET_DMA_MR
  * iovas and raw tests); 0 if p is not in the shared memory. */
 uint64_t vrdma_gpa(struct vrdma_ctx *ctx, const void *p);
@@ -153,6 +156,8 @@ struct vrdma_send_wr {
 	uint64_t compare_add, swap;	/* atomics (ib_atomic_wr) */
 	uint32_t remote_qpn, remote_qkey;	/* UD */
 	struct virtio_rdma_av av;		/* UD; zero dmac: resolved as above */
+	uint32_t invalidate_rkey;		/* LOCAL_INV, SEND_WITH_INV */
+	struct { uint32_t mrn, key, access; } reg;	/* REG_MR (vrdma_mr_handle) */
 };
 
 struct vrdma_recv_wr {

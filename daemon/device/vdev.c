@@ -199,7 +199,8 @@ static void fill_config(struct vdev *v)
 	c->max_srq = htole32(v->max_qp ? v->max_qp - 1 : 0);	/* as the engine's limit */
 	c->max_srq_wr = htole32(VDEV_MAX_QP_WR);
 	c->max_srq_sge = htole32(ENG_MAX_SGE);
-	c->device_cap_flags = htole64(VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN);
+	c->device_cap_flags = htole64(VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+				      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
 	c->max_send_sge = c->max_recv_sge = c->max_sge_rd = htole32(ENG_MAX_SGE);
 	c->max_cq = htole32(v->max_cq);
 	c->max_cqe = htole32(ENG_MAX_CQE);

@@ -182,7 +182,10 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 	if (!access_valid(access))
 		return VIRTIO_RDMA_ERR_INVAL;
 	mr->v = v;
-	err = eng_mr_reg(pd, iova, length, access, vdev_mr_map, mr, &mr->eng);
+	/* CREATE_MR: FREE until a REG_MR work request (IBA 10.6.3.6), whose
+	 * access flags apply; the command's are checked, not used. */
+	err = mr->fast ? eng_mr_alloc_fast(pd, vdev_mr_map, mr, &mr->eng) :
+			 eng_mr_reg(pd, iova, length, access, vdev_mr_map, mr, &mr->eng);
 	if (err == -ENOSPC)		/* max_mr */
 		v->stats.refused_mrs++;
 	if (err)

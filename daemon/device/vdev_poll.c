@@ -166,6 +166,8 @@ static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
 	c->vendor_err = htole32(wc->vendor_err);
 	c->byte_len = htole32(wc->byte_len);
 	c->ex.imm_data = wc->imm_data;
+	if (wc->wc_flags & ENG_WC_WITH_INV)
+		c->ex.invalidate_rkey = htole32(wc->invalidate_rkey);
 	c->qp_num = htole32(wc->qp_num);
 	c->src_qp = htole32(wc->src_qp);
 	c->wc_flags = htole32(wc->wc_flags);

@@ -46,7 +46,8 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	if (flags & ~(VIRTIO_IB_SEND_FENCE | VIRTIO_IB_SEND_SIGNALED | VIRTIO_IB_SEND_SOLICITED |
 		      VIRTIO_IB_SEND_INLINE))
 		return -EOPNOTSUPP;
-	if (op > VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD)
+	if (op > VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD && op != VIRTIO_IB_WR_LOCAL_INV &&
+	    op != VIRTIO_IB_WR_SEND_WITH_INV && op != VIRTIO_IB_WR_REG_MR)
 		return -EOPNOTSUPP;
 	need = hdr + n * sizeof(struct virtio_rdma_sge);
 	if (len < need)
@@ -97,10 +98,16 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		out->wr.atomic.compare_add = le64toh(c.wr.atomic.compare_add);
 		out->wr.atomic.swap = le64toh(c.wr.atomic.swap);
 		out->wr.atomic.rkey = le32toh(c.wr.atomic.rkey);
+	} else if (op == VIRTIO_IB_WR_REG_MR) {	/* IBA 10.6.3.6 */
+		out->wr.reg.mrn = le32toh(c.wr.reg.mrn);
+		out->wr.reg.key = le32toh(c.wr.reg.key);
+		out->wr.reg.access = le32toh(c.wr.reg.access);
 	} else {
 		out->wr.rdma.remote_addr = le64toh(c.wr.rdma.remote_addr);
 		out->wr.rdma.rkey = le32toh(c.wr.rdma.rkey);
 	}
+	if (op == VIRTIO_IB_WR_LOCAL_INV || op == VIRTIO_IB_WR_SEND_WITH_INV)
+		out->wr.invalidate_rkey = le32toh(c.ex.invalidate_rkey);
 	return 0;
 }
 

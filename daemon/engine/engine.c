@@ -52,6 +52,9 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_ERR_REMOTE_INVALID] = "err_remote_invalid_request",
 	[ENG_CNT_ERR_REMOTE_OPERATION] = "err_remote_operation",
 	[ENG_CNT_ERR_CQ_OVERRUN] = "err_cq_overrun",
+	[ENG_CNT_ERR_REG_MR] = "err_reg_mr",
+	[ENG_CNT_ERR_LOCAL_INV] = "err_local_inv",
+	[ENG_CNT_ERR_REMOTE_INV] = "err_remote_inv",
 };
 
 const char *eng_counter_name(enum eng_counter c)
@@ -87,6 +90,10 @@ enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op)
 		return ENG_WC_COMP_SWAP;
 	case ENG_WR_ATOMIC_FETCH_AND_ADD:
 		return ENG_WC_FETCH_ADD;
+	case ENG_WR_LOCAL_INV:
+		return ENG_WC_LOCAL_INV;
+	case ENG_WR_REG_MR:
+		return ENG_WC_REG_MR;
 	default:
 		return ENG_WC_SEND;
 	}

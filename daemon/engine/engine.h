@@ -75,6 +75,9 @@ enum eng_wr_opcode {
 	ENG_WR_RDMA_READ = 4,
 	ENG_WR_ATOMIC_CMP_AND_SWP = 5,
 	ENG_WR_ATOMIC_FETCH_AND_ADD = 6,
+	ENG_WR_LOCAL_INV = 7,		/* IBA 10.7.2.1: invalidate a fast-reg MR's key */
+	ENG_WR_SEND_WITH_INV = 9,	/* IBA 10.7.2.2: the responder invalidates an rkey */
+	ENG_WR_REG_MR = 0x20,		/* IBA 10.6.3.6: fast registration of a FREE MR */
 };
 
 enum eng_send_flags {
@@ -97,10 +100,11 @@ enum eng_wc_status {
 enum eng_wc_opcode {
 	ENG_WC_SEND = 0, ENG_WC_RDMA_WRITE = 1, ENG_WC_RDMA_READ = 2,
 	ENG_WC_COMP_SWAP = 3, ENG_WC_FETCH_ADD = 4,
+	ENG_WC_LOCAL_INV = 7, ENG_WC_REG_MR = 8,
 	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
-enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2 };
+enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2, ENG_WC_WITH_INV = 4 };
 
 /* Limits of the device (the device model reports them in QUERY_DEVICE). */
 #define ENG_MAX_QP		4096
@@ -166,6 +170,10 @@ struct eng_send_wr {
 	 * addend (swap unused). The one 8-byte SGE receives the original. */
 	struct { uint64_t remote_addr, compare_add, swap; uint32_t rkey; } atomic;
 	struct { const struct eng_ah_attr *ah; uint32_t remote_qpn, remote_qkey; } ud;
+	uint32_t invalidate_rkey;	/* LOCAL_INV, SEND_WITH_INV */
+	/* REG_MR: the MR by handle, its new key (only the low 8 bits may
+	 * change) and access flags */
+	struct { uint32_t mrn, key; unsigned int access; } reg;
 };
 
 struct eng_recv_wr {
@@ -181,6 +189,7 @@ struct eng_wc {
 	uint32_t vendor_err;
 	uint32_t byte_len;
 	uint32_t imm_data;		/* network byte order */
+	uint32_t invalidate_rkey;	/* with ENG_WC_WITH_INV */
 	uint32_t qp_num;
 	uint32_t src_qp;
 	unsigned int wc_flags;
@@ -225,6 +234,10 @@ enum eng_counter {
 	ENG_CNT_ERR_RETRY_EXCEEDED, ENG_CNT_ERR_RNR_EXCEEDED, ENG_CNT_ERR_LOCAL_PROTECTION,
 	ENG_CNT_ERR_LOCAL_LENGTH, ENG_CNT_ERR_REMOTE_ACCESS, ENG_CNT_ERR_REMOTE_INVALID,
 	ENG_CNT_ERR_REMOTE_OPERATION, ENG_CNT_ERR_CQ_OVERRUN,
+	/* fast registration and invalidation refused (IBA 10.6.3.6, 10.7) */
+	ENG_CNT_ERR_REG_MR,		/* REG_MR: no such MR, not FREE, other PD, key */
+	ENG_CNT_ERR_LOCAL_INV,		/* LOCAL_INV of a key not VALID or not fast-reg */
+	ENG_CNT_ERR_REMOTE_INV,		/* SEND_WITH_INV naming such a key: NAKed */
 	ENG_CNT_MAX,
 };
 
@@ -311,6 +324,9 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	       eng_mem_map_fn map, void *mem, struct eng_mr **mr);
 /* Point an MR at a new range, keeping its keys (MAP_MR_SG). */
 int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length);
+/* A fast-registration MR (CREATE_MR): FREE, no access through it until a
+ * REG_MR work request makes it VALID (IBA 10.6.3.6). */
+int eng_mr_alloc_fast(struct eng_pd *pd, eng_mem_map_fn map, void *mem, struct eng_mr **mr);
 int eng_mr_dereg(struct eng_mr *mr);
 uint32_t eng_mr_handle(const struct eng_mr *mr);	/* small, < max_mr; not a key */
 uint32_t eng_mr_lkey(const struct eng_mr *mr);
@@ -324,6 +340,7 @@ enum eng_mem_err {
 	ENG_MEM_BAD_ACCESS,	/* access flag missing */
 	ENG_MEM_BAD_RANGE,	/* outside the MR, or address + length wraps 2^64 */
 	ENG_MEM_UNMAPPED,	/* the backing memory is gone */
+	ENG_MEM_INVALID,	/* a fast-reg MR not registered (FREE, IBA 10.6.3.6) */
 };
 
 /* Look up key for [addr, addr + len) with `access` (0 for a local read) on

@@ -48,7 +48,9 @@ struct eng_dev {
 	struct eng_tx tx;
 	struct eng_table pds, mrs, cqs, qps;	/* by handle */
 	struct eng_table srqs;		/* by handle; each also holds a slot of qps */
-	struct eng_idmap mr_keys, qpns;		/* by the names peers see */
+	struct eng_idmap mr_keys;	/* MRs by key >> 8: the low 8 bits are the
+					 * consumer's (ib_update_fast_reg_key) */
+	struct eng_idmap qpns;		/* QPs by number */
 };
 
 struct eng_pd {
@@ -60,7 +62,10 @@ struct eng_pd {
 struct eng_mr {
 	struct eng_pd *pd;
 	uint32_t index;		/* the handle */
-	uint32_t key;		/* 32 random bits, unique in the device; lkey == rkey */
+	uint32_t key;		/* 32 random bits, the upper 24 unique in the device
+				 * (the map's name); lkey == rkey */
+	bool fast;		/* CREATE_MR: REG_MR and invalidation apply */
+	bool valid;		/* false: FREE (IBA 10.6.3.6), a fast MR's first state */
 	uint64_t iova, length;
 	unsigned int access;
 	eng_mem_map_fn map;
@@ -274,6 +279,10 @@ enum eng_mem_err eng_mr_atomic(const struct eng_mr *mr, uint64_t addr, bool cmp_
 /* Point frags at [va, va + len) of an MR, page by page; count or -EFAULT. */
 int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce_frag *frags,
 		 unsigned int max);
+/* Fast registration and local invalidation of a send WQE on qp
+ * (IBA 10.6.3.6, 10.7.2.1): 0 or the completion status. */
+enum eng_wc_status eng_mr_reg_fast(struct eng_qp *qp, const struct eng_send_wr *wr);
+enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key);
 uint64_t eng_timeout_ns(uint8_t timeout);
 uint64_t eng_rnr_ns(uint8_t code);
 /* The retransmit point moved: PSNs before psn are acknowledged. */

@@ -2,10 +2,13 @@
 /*
  * The engine's device, protection domains and memory regions.
  *
- * Keys are 32 random bits (arc4random), fresh at each registration and
- * unique in the device, so a stale key fails the lookup and a peer guessing
- * one is right once in 2^32 tries (the IBA leaves the key format to the
- * implementation; rxe spends only 8 bits). Handles (the index in the table)
+ * Keys are 32 random bits (arc4random), fresh at each registration, their
+ * upper 24 unique in the device (the key map's name), so a stale key fails
+ * the lookup and a peer guessing one is right once in 2^32 tries (the IBA
+ * leaves the key format to the implementation; rxe spends only 8 bits).
+ * The low 8 bits of a fast-reg MR's key are the consumer's, set by each
+ * REG_MR (IBA 10.6.3.6, ib_update_fast_reg_key), so the map is by key >> 8
+ * and a lookup compares the whole key. Handles (the index in the table)
  * are separate and never on the wire. Every range check is written so that
  * no sum can wrap 2^64.
  */
@@ -234,10 +237,11 @@ uint32_t eng_pd_handle(const struct eng_pd *pd)
 	return pd->index;
 }
 
-int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
-	       eng_mem_map_fn map, void *mem, struct eng_mr **out)
+static int mr_new(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+		  eng_mem_map_fn map, void *mem, bool fast, struct eng_mr **out)
 {
 	struct eng_mr *mr;
+	uint32_t name;
 	int err;
 
 	/* The last byte must be addressable: iova + length may reach 2^64
@@ -251,12 +255,15 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	err = eng_idmap_add_random(&pd->dev->mr_keys, UINT32_MAX, NULL, mr, &mr->key);
+	err = eng_idmap_add_random(&pd->dev->mr_keys, 0xffffff, NULL, mr, &name);
 	if (err)
 		goto free_mr;
+	mr->key = name << 8 | (arc4random() & 0xff);
 	err = eng_table_add(&pd->dev->mrs, mr, &mr->index);
 	if (err)
 		goto del_key;
+	mr->fast = fast;
+	mr->valid = !fast;
 	mr->pd = pd;
 	mr->iova = iova;
 	mr->length = length;
@@ -268,10 +275,54 @@ int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int a
 	return 0;
 
 del_key:
-	eng_idmap_del(&pd->dev->mr_keys, mr->key);
+	eng_idmap_del(&pd->dev->mr_keys, mr->key >> 8);
 free_mr:
 	free(mr);
 	return err;
+}
+
+int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+	       eng_mem_map_fn map, void *mem, struct eng_mr **out)
+{
+	return mr_new(pd, iova, length, access, map, mem, false, out);
+}
+
+int eng_mr_alloc_fast(struct eng_pd *pd, eng_mem_map_fn map, void *mem, struct eng_mr **out)
+{
+	return mr_new(pd, 0, 0, 0, map, mem, true, out);
+}
+
+/* IBA 10.6.3.6 / rxe_reg_fast_mr: a FREE fast-reg MR of the QP's PD, a key
+ * whose upper 24 bits are the MR's; it becomes VALID with the range
+ * MAP_MR_SG gave it last. */
+enum eng_wc_status eng_mr_reg_fast(struct eng_qp *qp, const struct eng_send_wr *wr)
+{
+	struct eng_mr *mr = eng_table_get(&qp->dev->mrs, wr->reg.mrn);
+	unsigned int access = wr->reg.access;
+
+	if (!mr || !mr->fast || mr->valid || mr->pd != qp->pd ||
+	    (mr->key ^ wr->reg.key) >> 8 || access & ~ENG_ACCESS_ALL ||
+	    ((access & (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & ENG_ACCESS_LOCAL_WRITE))) {
+		eng_count(qp, ENG_CNT_ERR_REG_MR);
+		return ENG_WC_LOC_QP_OP_ERR;	/* as rxe */
+	}
+	mr->key = wr->reg.key;
+	mr->access = access;
+	mr->valid = true;
+	return ENG_WC_SUCCESS;
+}
+
+/* IBA 10.7.2.1 / rxe_invalidate_mr: the exact key of a VALID fast-reg MR of
+ * the QP's PD becomes FREE; every later access through it fails. */
+enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key)
+{
+	struct eng_mr *mr = eng_idmap_get(&qp->dev->mr_keys, key >> 8);
+
+	if (!mr || mr->key != key || !mr->fast || !mr->valid || mr->pd != qp->pd)
+		return ENG_WC_LOC_QP_OP_ERR;
+	mr->valid = false;
+	return ENG_WC_SUCCESS;
 }
 
 int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length)
@@ -296,7 +347,7 @@ void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, u
 
 int eng_mr_dereg(struct eng_mr *mr)
 {
-	eng_idmap_del(&mr->pd->dev->mr_keys, mr->key);
+	eng_idmap_del(&mr->pd->dev->mr_keys, mr->key >> 8);
 	eng_table_del(&mr->pd->dev->mrs, mr->index);
 	mr->pd->users--;
 	free(mr);
@@ -322,12 +373,14 @@ enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint
 			      bool remote, uint64_t addr, uint64_t len, unsigned int access,
 			      struct eng_mr **out)
 {
-	struct eng_mr *mr = eng_idmap_get(&dev->mr_keys, key);
+	struct eng_mr *mr = eng_idmap_get(&dev->mr_keys, key >> 8);
 	uint64_t off;
 
 	(void)remote;	/* lkey == rkey: the access flags tell local from remote use */
-	if (!mr)
+	if (!mr || mr->key != key)
 		return ENG_MEM_BAD_KEY;
+	if (!mr->valid)
+		return ENG_MEM_INVALID;
 	if (mr->pd != pd)
 		return ENG_MEM_BAD_PD;
 	if ((mr->access & access) != access)

@@ -471,6 +471,9 @@ static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 	case ENG_WR_RDMA_READ:
 	case ENG_WR_ATOMIC_CMP_AND_SWP:
 	case ENG_WR_ATOMIC_FETCH_AND_ADD:
+	case ENG_WR_SEND_WITH_INV:	/* IETH opcodes are RC only (9.2.1) */
+	case ENG_WR_LOCAL_INV:		/* RC only, as rxe */
+	case ENG_WR_REG_MR:
 		return t == ENG_QPT_RC;
 	}
 	return false;
@@ -500,6 +503,10 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	    (qp->init.qp_type == ENG_QPT_UD && !wr->ud.ah))
 		return -EINVAL;
 	len = eng_sge_total(wr->sg_list, wr->num_sge);
+	/* Local operations carry no data (IBA 10.6.3.6, 10.7.2.1). */
+	if ((wr->opcode == ENG_WR_LOCAL_INV || wr->opcode == ENG_WR_REG_MR) &&
+	    (wr->num_sge || inl))
+		return -EINVAL;
 	if (len > ENG_MAX_MSG ||
 	    (inl && (eng_wr_is_rd_atomic(wr->opcode) || len > qp->init.cap.max_inline_data)))
 		return -EINVAL;

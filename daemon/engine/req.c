@@ -17,6 +17,7 @@ static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, boo
 	uint8_t base = qp->init.qp_type == ENG_QPT_UC ? ROCE_UC_SEND_FIRST : ROCE_RC_SEND_FIRST;
 	bool imm = w->wr.opcode == ENG_WR_SEND_WITH_IMM ||
 		   w->wr.opcode == ENG_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = w->wr.opcode == ENG_WR_SEND_WITH_INV;	/* RC only */
 
 	if (qp->init.qp_type == ENG_QPT_UD)
 		return imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
@@ -29,12 +30,15 @@ static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, boo
 		return ROCE_RC_FETCH_ADD;
 	case ENG_WR_SEND:
 	case ENG_WR_SEND_WITH_IMM:
+	case ENG_WR_SEND_WITH_INV:
 		if (first && last)
-			return base + (imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY);
+			return inv ? ROCE_RC_SEND_ONLY_INV :
+			       base + (imm ? ROCE_RC_SEND_ONLY_IMM : ROCE_RC_SEND_ONLY);
 		if (first)
 			return base + ROCE_RC_SEND_FIRST;
 		if (last)
-			return base + (imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST);
+			return inv ? ROCE_RC_SEND_LAST_INV :
+			       base + (imm ? ROCE_RC_SEND_LAST_IMM : ROCE_RC_SEND_LAST);
 		return base + ROCE_RC_SEND_MIDDLE;
 	default:	/* RDMA WRITE, with or without immediate */
 		if (first && last)
@@ -159,6 +163,30 @@ static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
 	return n;
 }
 
+/* REG_MR and LOCAL_INV run when they reach the head of the send queue:
+ * every WQE before them is complete, so none that uses the MR is overtaken
+ * (IBA 10.8.3.3 asks that only of a fenced one; in order is simplest). A
+ * refused one completes with LOC_QP_OP_ERR and the QP goes to ERR, as in
+ * rxe. */
+static int local_op(struct eng_qp *qp, struct eng_swqe *w)
+{
+	enum eng_wc_status st;
+
+	if (qp->req.wqe)
+		return 0;	/* earlier WQEs are still outstanding */
+	if (w->wr.opcode == ENG_WR_REG_MR) {
+		st = eng_mr_reg_fast(qp, &w->wr);
+	} else {
+		st = eng_mr_invalidate(qp, w->wr.invalidate_rkey);
+		if (st != ENG_WC_SUCCESS)
+			eng_count(qp, ENG_CNT_ERR_LOCAL_INV);
+	}
+	eng_req_retire(qp, st);
+	if (st != ENG_WC_SUCCESS)
+		eng_qp_error(qp, ENG_EVENT_NONE);
+	return 1;
+}
+
 int eng_req_step(struct eng_qp *qp)
 {
 	struct roce_frag payload[ENG_GATHER_MAX];
@@ -175,6 +203,8 @@ int eng_req_step(struct eng_qp *qp)
 	    qp->req.wqe >= qp->sq.count || !mtu)
 		return 0;
 	w = &qp->swqe[(qp->sq.head + qp->req.wqe) % qp->sq.size];
+	if (w->wr.opcode == ENG_WR_REG_MR || w->wr.opcode == ENG_WR_LOCAL_INV)
+		return local_op(qp, w);
 	rd_atomic = eng_wr_is_rd_atomic(w->wr.opcode);
 	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)
 		return 0;
@@ -249,6 +279,7 @@ int eng_req_step(struct eng_qp *qp)
 		}
 	}
 	h.imm = w->wr.imm_data;
+	h.ieth_rkey = w->wr.invalidate_rkey;	/* IETH, 9.4.x: SEND_WITH_INV only */
 
 	r = eng_xmit(qp, qp->init.qp_type == ENG_QPT_UD ? &w->ah : &qp->attr.ah_attr, &h,
 		     payload, (unsigned int)np);

@@ -33,6 +33,10 @@ static void recv_complete(struct eng_qp *qp, enum eng_wc_status st, enum eng_wc_
 		wc.imm_data = pkt->h.imm;
 		wc.wc_flags |= ENG_WC_WITH_IMM;
 	}
+	if (pkt->op->mask & ROCE_F_INV) {	/* IETH, 9.4.x: the rkey it invalidated */
+		wc.invalidate_rkey = pkt->h.ieth_rkey;
+		wc.wc_flags |= ENG_WC_WITH_INV;
+	}
 	if (qp->init.qp_type == ENG_QPT_UD) {
 		wc.src_qp = pkt->h.deth.sqpn;
 		wc.wc_flags |= ENG_WC_GRH;
@@ -464,6 +468,17 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	}
 	qp->resp.offset += pkt->payload_len;
 	qp->resp.in_msg = (op->mask & ROCE_F_END) ? 0 : kind;
+	/* SEND with Invalidate (IBA 10.7.2.2): the named rkey, a VALID
+	 * fast-reg MR of this QP's PD, is FREE before the receive completes;
+	 * any other key fails the receive and is NAKed invalid request (rxe:
+	 * class J, REM_INV_REQ_ERR). */
+	if ((op->mask & ROCE_F_INV) && (op->mask & ROCE_F_END) &&
+	    eng_mr_invalidate(qp, pkt->h.ieth_rkey) != ENG_WC_SUCCESS) {
+		eng_count(qp, ENG_CNT_ERR_REMOTE_INV);
+		recv_complete(qp, ENG_WC_REM_INV_REQ_ERR, ENG_WC_RECV, 0, pkt);
+		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
+		return;
+	}
 	if (op->mask & ROCE_F_END) {
 		if (kind == ROCE_F_SEND)
 			recv_complete(qp, ENG_WC_SUCCESS, ENG_WC_RECV, (uint32_t)qp->resp.offset, pkt);

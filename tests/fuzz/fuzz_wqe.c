@@ -50,7 +50,10 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 	CHECK(wr->sg_list == w->sge);
 	CHECK((wr->send_flags & ~(unsigned int)(ENG_SEND_FENCE | ENG_SEND_SIGNALED |
 						 ENG_SEND_SOLICITED | ENG_SEND_INLINE)) == 0);
-	CHECK((uint32_t)wr->opcode <= VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD);
+	CHECK((uint32_t)wr->opcode <= VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD ||
+	      (uint32_t)wr->opcode == VIRTIO_IB_WR_LOCAL_INV ||
+	      (uint32_t)wr->opcode == VIRTIO_IB_WR_SEND_WITH_INV ||
+	      (uint32_t)wr->opcode == VIRTIO_IB_WR_REG_MR);
 	need = hdr + 16u * wr->num_sge;
 	CHECK(len >= need);
 	if (wr->send_flags & ENG_SEND_INLINE) {
@@ -96,6 +99,20 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 		CHECK(wr->atomic.compare_add == c.wr.atomic.compare_add);
 		CHECK(wr->atomic.swap == c.wr.atomic.swap);
 		CHECK(wr->atomic.rkey == c.wr.atomic.rkey);
+	}
+	if (lim->qp_type != VIRTIO_IB_QPT_UD && (uint32_t)wr->opcode == VIRTIO_IB_WR_REG_MR) {
+		struct virtio_rdma_cmd_post_send c;
+
+		memcpy(&c, buf, hdr);
+		CHECK(wr->reg.mrn == c.wr.reg.mrn && wr->reg.key == c.wr.reg.key &&
+		      wr->reg.access == c.wr.reg.access);
+	}
+	if ((uint32_t)wr->opcode == VIRTIO_IB_WR_LOCAL_INV ||
+	    (uint32_t)wr->opcode == VIRTIO_IB_WR_SEND_WITH_INV) {
+		struct virtio_rdma_cmd_post_send c;
+
+		memcpy(&c, buf, hdr);
+		CHECK(wr->invalidate_rkey == c.ex.invalidate_rkey);
 	}
 }
 

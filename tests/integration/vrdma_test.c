@@ -682,7 +682,7 @@ static void t_query_device(struct env *e)
 		CHECK(c->max_qp >= 1 && c->max_cq >= 1, "%s: max_qp %u max_cq %u", vm, c->max_qp, c->max_cq);
 		CHECK(c->max_qp_wr == 4096, "%s: max_qp_wr %u", vm, c->max_qp_wr);
 		CHECK(c->max_ah == 65536, "%s: max_ah %u", vm, c->max_ah);
-		CHECK(c->device_cap_flags == VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN, "%s: device_cap_flags %#llx",
+		CHECK(c->device_cap_flags == (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN | VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS), "%s: device_cap_flags %#llx",
 		      vm, (unsigned long long)c->device_cap_flags);
 		CHECK(c->max_send_sge == 32 && c->max_recv_sge == 32 && c->max_sge_rd == 32,
 		      "%s: sge limits %u/%u/%u", vm, c->max_send_sge, c->max_recv_sge, c->max_sge_rd);
@@ -874,6 +874,14 @@ static void t_create_mr_map(struct env *e)
 	memset(target, 0xee, 16 * 4096);
 	/* a range that starts inside a page: 4 pages for 3 pages' length */
 	TRY(vrdma_map_mr_sg(fmr, target + 512, 3 * 4096));
+	/* FREE until a REG_MR work request makes it VALID (IBA 10.6.3.6) */
+	vrdma_update_fast_reg_key(fmr, (uint8_t)(vrdma_mr_rkey(fmr) + 1));
+	wr = (struct vrdma_send_wr){ .wr_id = 76, .opcode = VIRTIO_IB_WR_REG_MR,
+		.send_flags = VIRTIO_IB_SEND_SIGNALED,
+		.reg = { vrdma_mr_handle(fmr), vrdma_mr_rkey(fmr),
+			 VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE } };
+	TRY(vrdma_post_send(p.a.qp, &wr));
+	MUST(expect_wc(e, p.a.scq, "REG_MR of a CREATE_MR MR", 76, WC_SUCCESS, 8, NULL));
 
 	/* B writes through the fast-registration MR, across page boundaries */
 	fill(p.b.buf, 8192, 7);

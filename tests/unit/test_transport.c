@@ -20,7 +20,10 @@
  * queues (IBA 10.2.9): two QPs taking WQEs from one SRQ in posting order,
  * each completion naming its QP; an empty SRQ answered with RNR NAKs until
  * a WQE is posted; the limit event once armed; UD on an SRQ; a QP in
- * ERR flushing only the WQE it held.
+ * ERR flushing only the WQE it held. Fast registration (IBA 10.6.3.6):
+ * FREE until REG_MR, the key's low 8 bits, refusals; LOCAL_INV and SEND
+ * with Invalidate (10.7), also of keys that may not be invalidated and
+ * under a WRITE in progress.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
@@ -732,6 +735,307 @@ static void dereg_under(enum eng_wr_opcode op)
 
 static void test_dereg_under_write(void **state) { (void)state; dereg_under(ENG_WR_RDMA_WRITE); }
 static void test_dereg_under_read(void **state) { (void)state; dereg_under(ENG_WR_RDMA_READ); }
+
+/* ---- fast registration and invalidation (IBA 10.6.3.6, 10.7) ---- */
+
+static struct eng_mr *fast_live;	/* deregistered by frwr_free */
+
+static void frwr_free(struct side *a, struct side *b)
+{
+	if (fast_live)
+		assert_int_equal(eng_mr_dereg(fast_live), 0);
+	fast_live = NULL;
+	side_free(a);
+	side_free(b);
+}
+
+/* A fast-reg MR of b over b.mem + dst (MAP_MR_SG's part: the range). */
+static struct eng_mr *fast_mr(struct side *b, struct flat_mem *view, uint32_t dst, uint32_t len)
+{
+	struct eng_mr *mr;
+
+	*view = (struct flat_mem){ b->mem + dst, len };
+	assert_int_equal(eng_mr_alloc_fast(b->pd, flat_mem_map, view, &mr), 0);
+	assert_int_equal(eng_mr_rerange(mr, 0x30000000, len), 0);
+	fast_live = mr;
+	return mr;
+}
+
+/* A local operation on s's QP and its completion's status and opcode. */
+static void local_wr(struct side *s, struct side *peer, struct eng_send_wr wr,
+		     enum eng_wc_status want, enum eng_wc_opcode op)
+{
+	struct eng_wc wc;
+
+	wr.send_flags |= ENG_SEND_SIGNALED;
+	assert_int_equal(eng_post_send(s->qp, &wr), 0);
+	pump(s, peer);
+	wc = poll_one(s);
+	assert_int_equal(wc.wr_id, wr.wr_id);
+	assert_int_equal(wc.status, want);
+	assert_int_equal(wc.opcode, op);
+}
+
+static enum eng_wc_status write_to(struct side *a, struct side *b, uint32_t rkey, uint64_t wr_id)
+{
+	struct eng_sge s = { 0x10000000, 512, eng_mr_lkey(a->mr) };
+	struct eng_send_wr wr = { .wr_id = wr_id, .opcode = ENG_WR_RDMA_WRITE,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &s, .num_sge = 1,
+				  .rdma = { 0x30000000 + 100, rkey } };
+	struct eng_wc wc;
+
+	assert_int_equal(eng_post_send(a->qp, &wr), 0);
+	pump(a, b);
+	wc = poll_one(a);
+	assert_int_equal(wc.wr_id, wr_id);
+	return wc.status;
+}
+
+/* A fast-reg MR is FREE until REG_MR; REG_MR sets the key's low 8 bits and
+ * the access; the old key fails; LOCAL_INV makes it FREE again. */
+static void test_fast_reg(void **state)
+{
+	const uint32_t dst = 1u << 20;
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr;
+	uint32_t key0, key;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 400);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key0 = eng_mr_rkey(fmr);
+	key = (key0 & ~0xffu) | ((key0 + 1) & 0xff);
+	fill(a.mem, 512, 5);
+
+	/* FREE: a WRITE through it is a remote access error */
+	assert_int_equal(write_to(&a, &b, key0, 1), ENG_WC_REM_ACCESS_ERR);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 401);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key0 = eng_mr_rkey(fmr);
+	key = (key0 & ~0xffu) | ((key0 + 1) & 0xff);
+	fill(a.mem, 512, 5);
+	/* upper 24 bits not the MR's: refused, LOC_QP_OP_ERR as rxe */
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 2, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key ^ 0x100, ENG_ACCESS_ALL } },
+		 ENG_WC_LOC_QP_OP_ERR, ENG_WC_REG_MR);
+	assert_int_equal(eng_qp_state(b.qp), ENG_QPS_ERR);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_REG_MR], 1);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 402);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key0 = eng_mr_rkey(fmr);
+	key = (key0 & ~0xffu) | ((key0 + 1) & 0xff);
+	fill(a.mem, 512, 5);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 3, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_LOCAL_WRITE |
+			  ENG_ACCESS_REMOTE_WRITE } }, ENG_WC_SUCCESS, ENG_WC_REG_MR);
+	assert_int_equal(eng_mr_rkey(fmr), key);
+	assert_int_equal(eng_mr_lkey(fmr), key);
+	/* the new key writes; the bytes land at the MR's offset */
+	assert_int_equal(write_to(&a, &b, key, 4), ENG_WC_SUCCESS);
+	assert_memory_equal(b.mem + dst + 100, a.mem, 512);
+	/* LOCAL_INV of the old key: no such key, refused */
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 5, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = key0 }, ENG_WC_LOC_QP_OP_ERR, ENG_WC_LOCAL_INV);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_LOCAL_INV], 1);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 403);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key0 = eng_mr_rkey(fmr);
+	key = (key0 & ~0xffu) | ((key0 + 7) & 0xff);
+	fill(a.mem, 512, 6);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 6, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+		 ENG_WC_REG_MR);
+	/* REG_MR of a VALID MR: refused */
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 7, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_LOC_QP_OP_ERR,
+		 ENG_WC_REG_MR);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 404);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key0 = eng_mr_rkey(fmr);
+	key = (key0 & ~0xffu) | ((key0 + 9) & 0xff);
+	fill(a.mem, 512, 6);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 8, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+		 ENG_WC_REG_MR);
+	assert_int_equal(write_to(&a, &b, key0, 9), ENG_WC_REM_ACCESS_ERR);	/* old key */
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 405);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key = eng_mr_rkey(fmr);		/* the same low bits again is allowed */
+	fill(a.mem, 512, 6);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 10, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+		 ENG_WC_REG_MR);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 11, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = key }, ENG_WC_SUCCESS, ENG_WC_LOCAL_INV);
+	assert_int_equal(write_to(&a, &b, key, 12), ENG_WC_REM_ACCESS_ERR);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_ACCESS], 1);
+	frwr_free(&a, &b);
+}
+
+/* Invalidation refused: a registered (not fast-reg) MR, a fast-reg MR of
+ * another PD, and a FREE one (LOCAL_INV twice). */
+static void test_local_inv_refused(void **state)
+{
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr, *other;
+	struct eng_pd *pd2;
+	uint32_t key;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 500);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 1, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = eng_mr_rkey(b.mr) }, ENG_WC_LOC_QP_OP_ERR, ENG_WC_LOCAL_INV);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 501);
+	assert_int_equal(eng_pd_alloc(b.dev, &pd2), 0);
+	view = (struct flat_mem){ b.mem, 4096 };
+	assert_int_equal(eng_mr_alloc_fast(pd2, flat_mem_map, &view, &other), 0);
+	/* REG_MR of another PD's MR, then LOCAL_INV of it, both refused */
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 2, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(other), eng_mr_rkey(other), ENG_ACCESS_ALL } },
+		 ENG_WC_LOC_QP_OP_ERR, ENG_WC_REG_MR);
+	assert_int_equal(eng_mr_dereg(other), 0);
+	assert_int_equal(eng_pd_free(pd2), 0);
+	frwr_free(&a, &b);
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 502);
+	fmr = fast_mr(&b, &view, 0, 4096);
+	key = eng_mr_rkey(fmr);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 3, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+		 ENG_WC_REG_MR);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 4, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = key }, ENG_WC_SUCCESS, ENG_WC_LOCAL_INV);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 5, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = key }, ENG_WC_LOC_QP_OP_ERR, ENG_WC_LOCAL_INV);
+	/* a local SGE through the FREE MR: local protection error */
+	frwr_free(&a, &b);
+}
+
+/* SEND with Invalidate (IBA 10.7.2.2): the responder invalidates the rkey
+ * and says so in the receive completion; a key it may not invalidate
+ * fails the receive and NAKs invalid request. */
+static void send_inv(uint32_t psn, bool good, bool other_pd)
+{
+	const uint32_t dst = 1u << 20;
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr;
+	struct eng_pd *pd2 = NULL;
+	struct eng_sge s = { 0x10000000, 2000, 0 }, r = { 0x10000000 + 0x8000, 4096, 0 };
+	struct eng_recv_wr rwr = { .wr_id = 50, .sg_list = &r, .num_sge = 1 };
+	struct eng_send_wr wr = { .wr_id = 51, .opcode = ENG_WR_SEND_WITH_INV,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &s, .num_sge = 1 };
+	struct eng_wc wc;
+	uint32_t key;
+
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, psn);
+	if (other_pd) {
+		assert_int_equal(eng_pd_alloc(b.dev, &pd2), 0);
+		view = (struct flat_mem){ b.mem + dst, 8192 };
+		assert_int_equal(eng_mr_alloc_fast(pd2, flat_mem_map, &view, &fmr), 0);
+	} else {
+		fmr = fast_mr(&b, &view, dst, 8192);
+		key = eng_mr_rkey(fmr);
+		local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 49, .opcode = ENG_WR_REG_MR,
+			 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+			 ENG_WC_REG_MR);
+	}
+	key = eng_mr_rkey(fmr);
+	s.lkey = eng_mr_lkey(a.mr);
+	r.lkey = eng_mr_lkey(b.mr);
+	fill(a.mem, 2000, 8);
+	wr.invalidate_rkey = good ? key : key ^ 1;
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 50);
+	wc.wc_flags &= ENG_WC_WITH_INV;
+	if (good && !other_pd) {
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.byte_len, 2000);
+		assert_int_equal(wc.wc_flags, ENG_WC_WITH_INV);
+		assert_int_equal(wc.invalidate_rkey, key);
+		assert_memory_equal(b.mem + 0x8000, a.mem, 2000);
+		wc = poll_one(&a);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.opcode, ENG_WC_SEND);
+		/* the key is FREE now: a WRITE through it fails */
+		assert_int_equal(write_to(&a, &b, key, 52), ENG_WC_REM_ACCESS_ERR);
+	} else {
+		assert_int_equal(wc.status, ENG_WC_REM_INV_REQ_ERR);
+		wc = poll_one(&a);
+		assert_int_equal(wc.status, ENG_WC_REM_INV_REQ_ERR);
+		assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_REMOTE_INV], 1);
+		assert_int_equal(eng_qp_state(b.qp), ENG_QPS_ERR);
+	}
+	if (pd2) {
+		assert_int_equal(eng_mr_dereg(fmr), 0);
+		assert_int_equal(eng_pd_free(pd2), 0);
+	}
+	frwr_free(&a, &b);
+}
+
+static void test_send_inv(void **state) { (void)state; send_inv(600, true, false); }
+static void test_send_inv_bad_key(void **state) { (void)state; send_inv(601, false, false); }
+static void test_send_inv_other_pd(void **state) { (void)state; send_inv(602, true, true); }
+
+/* A multi-packet WRITE whose key is invalidated under it (SEND_WITH_INV
+ * from another QP would do the same): the rest ends in a remote access
+ * error, as a deregistration does. */
+static void test_inv_under_write(void **state)
+{
+	const uint32_t len = 64 * 1024, dst = 1u << 20;
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr;
+	struct eng_sge s = { 0x10000000, len, 0 };
+	struct eng_send_wr wr = { .wr_id = 9, .opcode = ENG_WR_RDMA_WRITE,
+				  .send_flags = ENG_SEND_SIGNALED, .sg_list = &s, .num_sge = 1 };
+	struct eng_wc wc;
+	uint32_t key;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 700);
+	fmr = fast_mr(&b, &view, dst, len);
+	key = eng_mr_rkey(fmr);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 1, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_ALL } }, ENG_WC_SUCCESS,
+		 ENG_WC_REG_MR);
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.remote_addr = 0x30000000;
+	wr.rdma.rkey = key;
+	fill(a.mem, len, 4);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	eng_poll(a.dev);
+	transmit(&a);
+	deliver_first(1);
+	/* b invalidates the key while the WRITE is under way */
+	assert_int_equal(eng_post_send(b.qp, &(struct eng_send_wr){ .wr_id = 2,
+			 .opcode = ENG_WR_LOCAL_INV, .invalidate_rkey = key }), 0);
+	eng_poll(b.dev);
+	memset(b.mem + dst + 1024, 0xee, len - 1024);
+	pump(&a, &b);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 9);
+	assert_int_equal(wc.status, ENG_WC_REM_ACCESS_ERR);
+	assert_int_equal(b.mem[dst + len - 1], 0xee);
+	frwr_free(&a, &b);
+}
 
 /* A WRITE whose remote address + length wraps 2^64 is refused, memory untouched. */
 static void test_rc_write_wraps(void **state)
@@ -1889,6 +2193,12 @@ int main(void)
 		cmocka_unit_test(test_rc_send),
 		cmocka_unit_test(test_dereg_under_write),
 		cmocka_unit_test(test_dereg_under_read),
+		cmocka_unit_test(test_fast_reg),
+		cmocka_unit_test(test_local_inv_refused),
+		cmocka_unit_test(test_send_inv),
+		cmocka_unit_test(test_send_inv_bad_key),
+		cmocka_unit_test(test_send_inv_other_pd),
+		cmocka_unit_test(test_inv_under_write),
 		cmocka_unit_test(test_spoofed_source),
 		cmocka_unit_test(test_rc_send_imm),
 		cmocka_unit_test(test_rc_write),

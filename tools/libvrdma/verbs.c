@@ -216,6 +216,12 @@ uint32_t vrdma_mr_rkey(const struct vrdma_mr *mr)
 	return mr->rkey;
 }
 
+void vrdma_update_fast_reg_key(struct vrdma_mr *mr, uint8_t key)
+{
+	mr->lkey = (mr->lkey & ~0xffu) | key;
+	mr->rkey = (mr->rkey & ~0xffu) | key;
+}
+
 uint32_t vrdma_mr_handle(const struct vrdma_mr *mr)
 {
 	return mr->mrn;
@@ -579,7 +585,13 @@ int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr)
 	hdr.opcode = wr->opcode;
 	hdr.wr_id = wr->wr_id;
 	hdr.ex.imm_data = wr->imm_data;
-	if (qp->qp_type == VIRTIO_IB_QPT_UD) {
+	if (wr->opcode == VIRTIO_IB_WR_LOCAL_INV || wr->opcode == VIRTIO_IB_WR_SEND_WITH_INV)
+		hdr.ex.invalidate_rkey = wr->invalidate_rkey;
+	if (wr->opcode == VIRTIO_IB_WR_REG_MR) {
+		hdr.wr.reg.mrn = wr->reg.mrn;
+		hdr.wr.reg.key = wr->reg.key;
+		hdr.wr.reg.access = wr->reg.access;
+	} else if (qp->qp_type == VIRTIO_IB_QPT_UD) {
 		hdr.wr.ud.remote_qpn = wr->remote_qpn;
 		hdr.wr.ud.remote_qkey = wr->remote_qkey;
 		hdr.wr.ud.av = wr->av;
