@@ -2026,7 +2026,6 @@ static const struct test {
 	{ "RC SEND", t_rc_send },
 	{ "RC RDMA WRITE", t_rc_write },
 	{ "RC RDMA READ", t_rc_read },
-	{ "RC atomics (CMP_AND_SWP, FETCH_AND_ADD)", t_rc_atomic },
 	{ "UC SEND and RDMA WRITE", t_uc },
 	{ "UD SEND", t_ud },
 	{ "inline sends", t_inline },
@@ -2036,6 +2035,8 @@ static const struct test {
 	{ "connection dropped and reconnect", t_reconnect_crash },
 	{ "RC bulk transfer, checked to the byte", t_rc_bulk },
 	{ "MR deregistered under a WRITE into it: REM_ACCESS_ERR", t_dereg_under_write },
+	/* appended: scripts name tests by number */
+	{ "RC atomics (CMP_AND_SWP, FETCH_AND_ADD)", t_rc_atomic },
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
