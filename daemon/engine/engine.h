@@ -100,7 +100,7 @@ enum eng_wc_status {
 enum eng_wc_opcode {
 	ENG_WC_SEND = 0, ENG_WC_RDMA_WRITE = 1, ENG_WC_RDMA_READ = 2,
 	ENG_WC_COMP_SWAP = 3, ENG_WC_FETCH_ADD = 4,
-	ENG_WC_LOCAL_INV = 7, ENG_WC_REG_MR = 8,
+	ENG_WC_LOCAL_INV = 6, ENG_WC_REG_MR = 10,	/* Linux's enum ib_wc_opcode */
 	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
