@@ -80,6 +80,10 @@ struct vrdma_mr {
 	struct ib_mr ibmr;
 	u32 mrn;
 	struct ib_umem *umem;
+	/* a fast-registration MR (alloc_mr): its page list for MAP_MR_SG */
+	__le64 *pages;
+	u32 max_pages;
+	u32 npages;
 };
 
 struct vrdma_cq {
@@ -159,7 +163,7 @@ static inline struct vrdma_mr *to_vmr(struct ib_mr *mr)
 int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	      void *rsp, size_t rsp_len);
 int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
-		     size_t req_len);
+		     size_t req_len, void *rsp, size_t rsp_len);
 void vrdma_ctrl_done(struct virtqueue *vq);
 void vrdma_ctrl_stop(struct vrdma_dev *dev);
 void vrdma_ctrl_fail(struct vrdma_dev *dev);
@@ -191,6 +195,10 @@ struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 				u64 virt_addr, int access,
 				struct ib_udata *udata);
 int vrdma_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
+struct ib_mr *vrdma_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int vrdma_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
 
 /* vrdma_cq.c */
 int vrdma_cq_slots_init(struct vrdma_dev *dev);

@@ -174,7 +174,8 @@ void vrdma_cq_done(struct virtqueue *vq)
 }
 
 /* SRQ_LIMIT_REACHED names the SRQ in src_qp; found and used under the
- * xarray's lock, which destroy_srq takes to remove it. */
+ * xarray's lock, which destroy_srq takes to remove it.
+ */
 static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
 {
 	struct ib_event ev = {
@@ -251,6 +252,8 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 	case IB_WC_RDMA_READ:
 	case IB_WC_COMP_SWAP:
 	case IB_WC_FETCH_ADD:
+	case IB_WC_LOCAL_INV:
+	case IB_WC_REG_MR:
 	case IB_WC_RECV:
 	case IB_WC_RECV_RDMA_WITH_IMM:
 		wc->opcode = c->opcode;
@@ -262,10 +265,14 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 	}
 	wc->vendor_err = le32_to_cpu(c->vendor_err);
 	wc->byte_len = le32_to_cpu(c->byte_len);
-	wc->ex.imm_data = (__force __be32)c->ex.imm_data;
+	wc->wc_flags = le32_to_cpu(c->wc_flags) &
+		       (IB_WC_GRH | IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE);
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)	/* little-endian, the ABI's */
+		wc->ex.invalidate_rkey = le32_to_cpu(c->ex.invalidate_rkey);
+	else
+		wc->ex.imm_data = (__force __be32)c->ex.imm_data;
 	wc->qp = &qp->ibqp;
 	wc->src_qp = le32_to_cpu(c->src_qp) & 0xffffff;
-	wc->wc_flags = le32_to_cpu(c->wc_flags) & (IB_WC_GRH | IB_WC_WITH_IMM);
 	wc->pkey_index = le16_to_cpu(c->pkey_index);
 	wc->sl = c->sl & 0xf;
 	wc->port_num = VRDMA_PORT;
@@ -325,7 +332,7 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	 * says the device armed the CQ before we look for missed CQEs
 	 */
 	err = vrdma_cmd_atomic(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
-			       sizeof(req));
+			       sizeof(req), NULL, 0);
 	if (err || !(flags & IB_CQ_REPORT_MISSED_EVENTS))
 		return err;
 	spin_lock_irqsave(&cq->lock, irqflags);

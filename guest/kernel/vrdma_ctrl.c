@@ -176,11 +176,11 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	return vrdma_ctrl_finish(dev, r, cmd, rsp, rsp_len);
 }
 
-/* vrdma_cmd_atomic: the same for a command without a response, in any
- * context: spins on the used ring instead of sleeping.
+/* vrdma_cmd_atomic: the same in any context: spins on the used ring
+ * instead of sleeping.
  */
 int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
-		     size_t req_len)
+		     size_t req_len, void *rsp, size_t rsp_len)
 {
 	u64 deadline = ktime_get_ns() + VRDMA_CMD_SPIN_NS;
 	struct vrdma_ctrl_req *r;
@@ -188,7 +188,7 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 	bool done;
 	int err;
 
-	r = vrdma_ctrl_send(dev, cmd, req, req_len, 0, GFP_ATOMIC);
+	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, GFP_ATOMIC);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	for (;;) {
@@ -206,7 +206,7 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		}
 		cpu_relax();
 	}
-	return vrdma_ctrl_finish(dev, r, cmd, NULL, 0);
+	return vrdma_ctrl_finish(dev, r, cmd, rsp, rsp_len);
 }
 
 /* After the device is reset: free what it never answered. */

@@ -20,6 +20,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.uverbs_abi_ver = VRDMA_UVERBS_ABI_VERSION,
 
 	.add_gid = vrdma_add_gid,
+	.alloc_mr = vrdma_alloc_mr,
 	.alloc_pd = vrdma_alloc_pd,
 	.alloc_ucontext = vrdma_alloc_ucontext,
 	.create_ah = vrdma_create_ah,
@@ -38,6 +39,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.get_dma_mr = vrdma_get_dma_mr,
 	.get_link_layer = vrdma_get_link_layer,
 	.get_port_immutable = vrdma_get_port_immutable,
+	.map_mr_sg = vrdma_map_mr_sg,
 	.modify_qp = vrdma_modify_qp,
 	.modify_srq = vrdma_modify_srq,
 	.poll_cq = vrdma_poll_cq,

@@ -151,6 +151,93 @@ free_mr:
 	return ERR_PTR(err);
 }
 
+/*
+ * Fast registration (IBA 10.6.3.6): CREATE_MR makes a FREE MR of up to
+ * max_num_sg pages; map_mr_sg gives the device its pages (MAP_MR_SG) and a
+ * REG_MR work request makes it VALID under the key the consumer chose.
+ */
+struct ib_mr *vrdma_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct vrdma_dev *dev = to_vdev(pd->device);
+	struct virtio_rdma_cmd_create_mr req = {
+		.pdn = cpu_to_le32(to_vpd(pd)->pdn),
+		/* the REG_MR's flags apply; the device checks these only */
+		.access_flags = cpu_to_le32(IB_ACCESS_LOCAL_WRITE),
+		.max_num_sg = cpu_to_le32(max_num_sg),
+	};
+	struct virtio_rdma_rsp_mr rsp;
+	struct vrdma_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* the list is handed over by physical address: one allocation */
+	if (!max_num_sg || max_num_sg > dev->cfg.max_fast_reg_page_list_len ||
+	    (size_t)max_num_sg * sizeof(*mr->pages) > KMALLOC_MAX_SIZE)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->pages = kcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages) {
+		err = -ENOMEM;
+		goto free_mr;
+	}
+	mr->max_pages = max_num_sg;
+	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_MR, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	if (err)
+		goto free_pages;
+	vrdma_mr_keys(mr, &rsp);
+	return &mr->ibmr;
+
+free_pages:
+	kfree(mr->pages);
+free_mr:
+	kfree(mr);
+	return ERR_PTR(err);
+}
+
+static int vrdma_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vrdma_mr *mr = to_vmr(ibmr);
+
+	if (mr->npages >= mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+/* May run where a ULP cannot sleep (a block driver's queue_rq): spins for
+ * MAP_MR_SG's answer, as req_notify_cq does.
+ */
+int vrdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct vrdma_mr *mr = to_vmr(ibmr);
+	struct virtio_rdma_cmd_map_mr_sg req;
+	struct virtio_rdma_rsp_map_mr_sg rsp;
+	int n, err;
+
+	if (!mr->pages)
+		return -EINVAL;		/* not a fast-registration MR */
+	if (ibmr->page_size != VIRTIO_RDMA_PAGE_SIZE)
+		return -EINVAL;		/* the device's pages are 4 KiB */
+	mr->npages = 0;
+	n = ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vrdma_set_page);
+	if (n <= 0)
+		return n;
+	req.mrn = cpu_to_le32(mr->mrn);
+	req.npages = cpu_to_le32(mr->npages);
+	req.start = cpu_to_le64(ibmr->iova);
+	req.length = cpu_to_le64(ibmr->length);
+	req.pages = cpu_to_le64(virt_to_phys(mr->pages));
+	err = vrdma_cmd_atomic(to_vdev(ibmr->device), VIRTIO_CMD_MAP_MR_SG, &req,
+			       sizeof(req), &rsp, sizeof(rsp));
+	return err ? err : n;
+}
+
 int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vrdma_mr *mr = to_vmr(ibmr);
@@ -165,6 +252,7 @@ int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (err && err != -EIO && err != -ETIMEDOUT)
 		return err;
 	ib_umem_release(mr->umem);
+	kfree(mr->pages);
 	kfree(mr);
 	return 0;
 }

@@ -395,6 +395,17 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 		if (qp->ibqp.qp_type != IB_QPT_RC || inl)
 			return -EINVAL;
 		break;
+	case IB_WR_SEND_WITH_INV:	/* IETH: RC only (IBA 9.2.1) */
+		if (qp->ibqp.qp_type != IB_QPT_RC)
+			return -EINVAL;
+		break;
+	case IB_WR_LOCAL_INV:		/* IBA 10.7.2.1, 10.6.3.6 */
+	case IB_WR_REG_MR:
+		if (qp->ibqp.qp_type != IB_QPT_RC || inl || wr->num_sge)
+			return -EINVAL;
+		if (wr->opcode == IB_WR_REG_MR && !to_vmr(reg_wr(wr)->mr)->pages)
+			return -EINVAL;	/* not an alloc_mr MR */
+		break;
 	default:
 		return -EINVAL;	/* not offered by the device (yet) */
 	}
@@ -435,6 +446,15 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 		c->wr.atomic.compare_add = cpu_to_le64(at->compare_add);
 		c->wr.atomic.swap = cpu_to_le64(at->swap);
 		c->wr.atomic.rkey = cpu_to_le32(at->rkey);
+	} else if (wr->opcode == IB_WR_REG_MR) {
+		const struct ib_reg_wr *reg = reg_wr(wr);
+
+		c->wr.reg.mrn = cpu_to_le32(to_vmr(reg->mr)->mrn);
+		c->wr.reg.key = cpu_to_le32(reg->key);
+		c->wr.reg.access = cpu_to_le32(reg->access & ~IB_ACCESS_OPTIONAL);
+	} else if (wr->opcode == IB_WR_LOCAL_INV ||
+		   wr->opcode == IB_WR_SEND_WITH_INV) {
+		c->ex.invalidate_rkey = cpu_to_le32(wr->ex.invalidate_rkey);
 	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
 		c->wr.rdma.remote_addr = cpu_to_le64(rdma_wr(wr)->remote_addr);
 		c->wr.rdma.rkey = cpu_to_le32(rdma_wr(wr)->rkey);
@@ -548,7 +568,8 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 }
 
 /* ---- shared receive queues: an SRQ holds a QP slot, whose RQ takes its
- * receive WQEs (docs/virtio-rdma.md, CREATE_SRQ) ---- */
+ * receive WQEs (docs/virtio-rdma.md, CREATE_SRQ) ----
+ */
 
 int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)

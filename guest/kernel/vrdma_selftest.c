@@ -4,7 +4,8 @@
  * (NFS/RDMA, iSER, SMB Direct) uses them: a PD with its DMA MR (and an
  * unsafe global rkey), a CQ polled from softirq after req_notify_cq, two RC
  * QPs and two UD QPs on the device's own GID (vrdmad loops the frames back),
- * DMA-mapped buffers, a QP's asynchronous event. Loading it runs the checks: it stays loaded if all
+ * DMA-mapped buffers, fast registration and invalidation, a QP's
+ * asynchronous event. Loading it runs the checks: it stays loaded if all
  * pass and fails to load (-EINVAL) otherwise; dmesg says which.
  *
  *	modprobe vrdma_selftest [dev=vrdma0] [gid_index=1] && rmmod vrdma_selftest
@@ -12,6 +13,7 @@
 #include <linux/completion.h>
 #include <linux/etherdevice.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -205,6 +207,79 @@ static void st_fill(struct st *st, u8 seed)
 	memset(st->buf[1], 0, BUF_LEN);
 }
 
+/*
+ * Fast registration (IBA 10.6.3.6) as storage ULPs do it: b registers its
+ * buffer with an alloc_mr MR under a key of its own (REG_MR), a WRITEs
+ * through that key, then a SEND_WITH_INV invalidates it at b (10.7.2.2).
+ */
+static void st_fastreg(struct st *st, struct ib_qp *a, struct ib_qp *b)
+{
+	struct ib_sge sge = { .addr = st->dma[0], .length = BUF_LEN,
+			      .lkey = st->pd->local_dma_lkey };
+	struct ib_reg_wr reg = {};
+	struct ib_rdma_wr rw = {};
+	struct ib_send_wr wr = {};
+	struct scatterlist sg;
+	const struct ib_wc *wc;
+	struct ib_mr *mr;
+	int n, err;
+
+	mr = ib_alloc_mr(st->pd, IB_MR_TYPE_MEM_REG, BUF_LEN / PAGE_SIZE + 1);
+	CHECK(st, !IS_ERR(mr), "fast reg: alloc_mr: %ld\n", PTR_ERR(mr));
+	if (IS_ERR(mr))
+		return;
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = st->dma[1];
+	sg_dma_len(&sg) = BUF_LEN;
+	n = ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE);
+	CHECK(st, n == 1, "fast reg: map_mr_sg: %d\n", n);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+
+	st_reset(st);
+	reg.wr.wr_cqe = &st->cqe;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.mr = mr;
+	reg.key = mr->rkey;
+	reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	err = ib_post_send(b, &reg.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 1) && st->wcs[0].status == IB_WC_SUCCESS &&
+	      st->wcs[0].opcode == IB_WC_REG_MR, "fast reg: REG_MR: post %d, status %d\n",
+	      err, st->wcs[0].status);
+
+	st_fill(st, 5);
+	st_reset(st);
+	rw.wr.wr_cqe = &st->cqe;
+	rw.wr.sg_list = &sge;
+	rw.wr.num_sge = 1;
+	rw.wr.opcode = IB_WR_RDMA_WRITE;
+	rw.wr.send_flags = IB_SEND_SIGNALED;
+	rw.remote_addr = mr->iova;
+	rw.rkey = mr->rkey;
+	err = ib_post_send(a, &rw.wr, NULL);
+	CHECK(st, !err && !st_wait(st, 1) && st->wcs[0].status == IB_WC_SUCCESS &&
+	      !memcmp(st->buf[0], st->buf[1], BUF_LEN),
+	      "fast reg: WRITE through the new key: status %d or data\n", st->wcs[0].status);
+
+	st_reset(st);
+	err = st_post_recv(st, b, BUF_LEN);
+	sge.length = 64;
+	wr.wr_cqe = &st->cqe;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IB_WR_SEND_WITH_INV;
+	wr.send_flags = IB_SEND_SIGNALED;
+	wr.ex.invalidate_rkey = mr->rkey;
+	if (!err)
+		err = ib_post_send(a, &wr, NULL);
+	CHECK(st, !err && !st_wait(st, 2), "SEND_WITH_INV: post %d or no completions\n", err);
+	wc = st_find(st, IB_WC_RECV);
+	CHECK(st, wc && wc->status == IB_WC_SUCCESS && (wc->wc_flags & IB_WC_WITH_INVALIDATE) &&
+	      wc->ex.invalidate_rkey == mr->rkey,
+	      "SEND_WITH_INV: the receive does not report the key invalidated\n");
+	CHECK(st, !ib_dereg_mr(mr), "fast reg: dereg_mr\n");
+}
+
 static void st_rc(struct st *st, struct ib_qp *a, struct ib_qp *b)
 {
 	struct ib_sge sge = { .addr = st->dma[0], .lkey = st->pd->local_dma_lkey };
@@ -275,6 +350,8 @@ static void st_rc(struct st *st, struct ib_qp *a, struct ib_qp *b)
 	wc = st_find(st, IB_WC_RDMA_READ);
 	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == BUF_LEN &&
 	      !memcmp(st->buf[0], st->buf[1], BUF_LEN), "RDMA READ: status or data\n");
+
+	st_fastreg(st, a, b);
 
 	/* a WRITE with a wrong rkey: REM_ACCESS_ERR for the requester, and
 	 * QP_ACCESS_ERR as an event of the responder's QP (IBA 11.6.3.1)

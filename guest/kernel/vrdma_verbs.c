@@ -22,7 +22,10 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_qp = c->max_qp;
 	attr->max_qp_wr = c->max_qp_wr;
 	/* only the flags the device defines (virtio_rdma.h) */
-	attr->device_cap_flags = c->device_cap_flags & VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN;
+	attr->device_cap_flags = c->device_cap_flags &
+				 (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+				  VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
+	attr->max_fast_reg_page_list_len = c->max_fast_reg_page_list_len;
 	attr->max_send_sge = c->max_send_sge;
 	attr->max_recv_sge = c->max_recv_sge;
 	attr->max_sge_rd = c->max_sge_rd;
@@ -41,7 +44,6 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_srq_sge = c->max_srq_sge;
 	attr->max_pkeys = c->max_pkeys;
 	attr->local_ca_ack_delay = c->local_ca_ack_delay;
-	/* no fast registration work requests yet: no MEM_MGT_EXTENSIONS */
 	return 0;
 }
 

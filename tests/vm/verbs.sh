@@ -119,6 +119,7 @@ check "vrdma-wr-test: the ibv_wr_* API, QPs of the VM to each other" wr_test
 # Kernel verbs as a kernel consumer uses them (guest/kernel/vrdma_selftest.c):
 # a PD's DMA MR and global rkey, a CQ polled in softirq after req_notify_cq,
 # RC SEND (several packets, and inline), RDMA WRITE and READ, UD with an AH,
+# fast registration (alloc_mr, map_mr_sg, REG_MR) and SEND_WITH_INV,
 # a bad rkey's REM_ACCESS_ERR and the responder QP's QP_ACCESS_ERR event.
 kernel_verbs() {
 	local out rc=0
@@ -128,7 +129,7 @@ kernel_verbs() {
 	echo "$out" | sed 's/^/    /'
 	[ $rc = 0 ] && echo "$out" | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
 }
-check "kernel verbs (vrdma_selftest.ko): RC SEND/WRITE/READ, UD, an event" kernel_verbs
+check "kernel verbs (vrdma_selftest.ko): RC, UD, fast reg, SEND_WITH_INV, events" kernel_verbs
 
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its
 # port vB-ID on C's bridge; VM beta of that daemon, 10.208.0.12)
