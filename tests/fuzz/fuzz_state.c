@@ -21,8 +21,8 @@
  * Input: records, as long as it lasts; each is an op byte (mod OP_MAX) and
  * the bytes that op reads (zero where the input ends). See the op_* below.
  * Checks: the sanitizers (use-after-free, leaks at exit), every status is a
- * known one, every CQE a known status or an event, a CQ buffer given back
- * with length 0 unwritten, a slot's queues empty after CREATE and DESTROY
+ * known one, every CQE a known status and opcode or an event, a CQ buffer
+ * given back with length 0 unwritten, a slot's queues empty after CREATE and DESTROY
  * and a WQE posted to a slot without a QP given back at the next poll (a
  * WQE for a stale QPN goes to a slot the QPN picks, as a driver racing its
  * DESTROY would post; docs/virtio-rdma.md section 5; an SRQ's slot gives
@@ -253,6 +253,14 @@ static bool untouched(const uint8_t *b, uint32_t from)
 	return true;
 }
 
+/* Linux's enum ib_wc_opcode, the values the ABI lists (docs/virtio-rdma.md
+ * section 5), or an async event: a guest driver passes it on unchanged. */
+static bool cqe_opcode_known(uint8_t op)
+{
+	return op <= 4 || op == 6 || op == 10 || op == 128 || op == 129 ||
+	       op == VIRTIO_RDMA_WC_ASYNC_EVENT;
+}
+
 /* Take the buffers queue q gave back, checking what the device wrote: a
  * CQE, or nothing at all (length 0: its CQ went, or never was). A live
  * CQ gets them again. */
@@ -271,6 +279,7 @@ static void reap_cq(uint32_t c)
 			CHECK(e->len == sizeof(cqe) && untouched(b, sizeof(cqe)));
 			memcpy(&cqe, b, sizeof(cqe));
 			CHECK(cqe.opcode == 0xff || cqe.status <= ENG_WC_GENERAL_ERR);
+			CHECK(cqe_opcode_known(cqe.opcode));
 		} else {
 			CHECK(untouched(b, 0));
 		}
