@@ -34,8 +34,10 @@ def connect(a, b, pa=100, pb=200, mtu=2, rd=4, timeout=14, retry=7 | 7 << 3):
 
 
 def send(q, opcode, rm=0, roff=0, sges=(), flags=2, ud_peer=None):
-    # flags: IB send flags (2: signaled)
-    r = bytes([8, q, opcode | flags << 3, len(sges), rm]) + struct.pack('<HB', roff, 7)
+    # flags: IB send flags (2: signaled); fuzz_state takes the opcode as
+    # b % 7 and the flags from bits 3-6, so pick the low bits that give both
+    b = next(flags << 3 | j for j in range(8) if (flags << 3 | j) % 7 == opcode)
+    r = bytes([8, q, b, len(sges), rm]) + struct.pack('<HB', roff, 7)
     if ud_peer is not None:
         r += bytes([ud_peer])
     for (which, off, length) in sges:
