@@ -1139,9 +1139,17 @@ static void (*const ops[])(void) = {
 };
 #define OP_MAX (sizeof(ops) / sizeof(ops[0]))
 
+/* What MRs cover at the start: bytes that differ from page to page, so a
+ * copy between MRs changes memory (the FREE MR check sees it). */
+static uint8_t data_init[DATA_PAGES * VIRTIO_RDMA_PAGE_SIZE];
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	uint32_t i;
+
 	(void)argc; (void)argv;
+	for (i = 0; i < sizeof(data_init); i++)
+		data_init[i] = (uint8_t)(i * 7u + (i >> 12));
 	fixture_init();
 	return 0;
 }
@@ -1154,6 +1162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reconnects = 0;
 	clock_ns = 1000000000ull;
 	memset(guest, 0, GUEST_SIZE);
+	memcpy(guest + DATA_OFF, data_init, sizeof(data_init));
 	CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
 	connect_device();
 
