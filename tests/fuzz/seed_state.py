@@ -118,9 +118,10 @@ seeds = {
     'rc_lossy': setup + qp(RC) + qp(RC) + connect(0, 1) +
     send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) +
     (poll() + deliver(mode=0x1111) + poll(adv=0x85)) * 6,
-    # register, WRITE into it, invalidate, WRITE again (refused)
+    # register, WRITE into it, invalidate, WRITE other bytes (refused: the
+    # memory check sees only writes that change something)
     'rc_frwr': frwr + reg(1, 2, 0x5a) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 3000)]) +
-    flow() + fast(1, 1, 2) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 3000)]) + flow(),
+    flow() + fast(1, 1, 2) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 4096, 3000)]) + flow(),
     # SEND_WITH_INV frees it at the receiver; mapped again, registered again
     'rc_send_inv': frwr + reg(1, 2, 0x11) + flow(2) + recv(1, [(1, 0, 8192)]) +
     fast(2, 0, 2, rest=sge0) + flow() + send(0, WRITE, rm=2, sges=[(0, 0, 1000)]) + flow() +
