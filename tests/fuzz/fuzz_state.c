@@ -21,12 +21,14 @@
  * Input: records, as long as it lasts; each is an op byte (mod OP_MAX) and
  * the bytes that op reads (zero where the input ends). See the op_* below.
  * Checks: the sanitizers (use-after-free, leaks at exit), every status is a
- * known one, every CQE a known status or an event, a CQ buffer given back
- * with length 0 unwritten, a slot's queues empty after CREATE and DESTROY
- * and a WQE posted to a slot without a QP given back at the next poll (a
- * WQE for a stale QPN goes to a slot the QPN picks, as a driver racing its
- * DESTROY would post; docs/virtio-rdma.md section 5; an SRQ's slot gives
- * back what its SQ is given), and the device stays
+ * known one, every CQE a known status and opcode or an event (a REG_MR,
+ * LOCAL_INV or SEND_WITH_INV that succeeds completes with its own), no
+ * WRITE or atomic through a FREE MR's key changes memory, a CQ buffer
+ * given back with length 0 unwritten, a slot's queues empty after CREATE
+ * and DESTROY and a WQE posted to a slot without a QP given back at the
+ * next poll (a WQE for a stale QPN goes to a slot the QPN picks, as a
+ * driver racing its DESTROY would post; docs/virtio-rdma.md section 5; an
+ * SRQ's slot gives back what its SQ is given), and the device stays
  * live unless a vhost-user record broke it (it is then reconnected, as
  * vm_server.c would). FUZZ_VERBOSE=1 keeps the daemon's log and prints each
  * record.
@@ -133,10 +135,15 @@ static uint32_t u32(void)
 
 struct f_mr {
 	uint32_t mrn, key;
+	uint32_t old_key;	/* the key before the last REG_MR posted: stale */
+	bool fast;		/* CREATE_MR: REG_MR, LOCAL_INV, MAP_MR_SG apply */
 	uint64_t iova, len;
 };
 
 #define KEEP 8u
+/* wr_id >> 8 of op_fast's WQEs (op_post_send's are < 0x100, receives'
+ * 0x1xx and 0x2xx) */
+enum { WR_REG_MR = 4, WR_LOCAL_INV, WR_SEND_INV };
 static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP], srqns[KEEP];
 static struct f_mr mrs[KEEP];
 static unsigned int n_pd, n_cq, n_mr, n_qp, n_srq;	/* free-running: the newest replace the oldest */
@@ -158,7 +165,7 @@ static uint32_t pick(const uint32_t *arr, unsigned int n, uint8_t b)
 
 static const struct f_mr *pick_mr(uint8_t b)
 {
-	static const struct f_mr none = { 0x7f, 0x7f00, 0, 4096 };
+	static const struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096 };
 	unsigned int have = n_mr < KEEP ? n_mr : KEEP;
 
 	return have ? &mrs[b % have] : &none;
@@ -253,6 +260,31 @@ static bool untouched(const uint8_t *b, uint32_t from)
 	return true;
 }
 
+/* Linux's enum ib_wc_opcode, the values the ABI lists (docs/virtio-rdma.md
+ * section 5), or an async event: a guest driver passes it on unchanged. */
+static bool cqe_opcode_known(uint8_t op)
+{
+	return op <= 4 || op == 6 || op == 10 || op == 128 || op == 129 ||
+	       op == VIRTIO_RDMA_WC_ASYNC_EVENT;
+}
+
+/* A successful completion of an op_fast WQE (told by its wr_id) has the
+ * opcode of its kind; a receive that invalidated is a RECV. */
+static bool cqe_opcode_fits(const struct virtio_rdma_cqe *c)
+{
+	if (c->wc_flags & 4)	/* IB_WC_WITH_INVALIDATE */
+		return c->opcode == 128;
+	switch (c->wr_id >> 8) {
+	case WR_REG_MR:
+		return c->opcode == 10;	/* IB_WC_REG_MR */
+	case WR_LOCAL_INV:
+		return c->opcode == 6;	/* IB_WC_LOCAL_INV */
+	case WR_SEND_INV:
+		return c->opcode == 0;	/* IB_WC_SEND */
+	}
+	return true;
+}
+
 /* Take the buffers queue q gave back, checking what the device wrote: a
  * CQE, or nothing at all (length 0: its CQ went, or never was). A live
  * CQ gets them again. */
@@ -270,7 +302,13 @@ static void reap_cq(uint32_t c)
 		if (e->len) {
 			CHECK(e->len == sizeof(cqe) && untouched(b, sizeof(cqe)));
 			memcpy(&cqe, b, sizeof(cqe));
+			if (verbose)
+				fprintf(stderr, "  cqe wr_id %#" PRIx64 " status %u opcode %u flags %u\n",
+					cqe.wr_id, cqe.status, cqe.opcode, cqe.wc_flags);
 			CHECK(cqe.opcode == 0xff || cqe.status <= ENG_WC_GENERAL_ERR);
+			CHECK(cqe_opcode_known(cqe.opcode));
+			if (cqe.opcode != VIRTIO_RDMA_WC_ASYNC_EVENT && !cqe.status)
+				CHECK(cqe_opcode_fits(&cqe));
 		} else {
 			CHECK(untouched(b, 0));
 		}
@@ -420,6 +458,25 @@ static uint64_t write_pages(uint32_t first, uint32_t npages, uint32_t stride)
 	return GUEST_GPA + PAGES_OFF;
 }
 
+/* MAP_MR_SG: npages pages from `first` (more than CREATE_MR's 8 is
+ * refused), the range at `off` in the first; a driver then knows the MR
+ * by that range. */
+static uint8_t map_sg(struct f_mr *m, uint32_t first, uint32_t npages, uint32_t off,
+		      uint64_t len)
+{
+	uint64_t iova = 0x10000000ull + (uint64_t)first * VIRTIO_RDMA_PAGE_SIZE + off;
+	struct virtio_rdma_cmd_map_mr_sg q = { m->mrn, npages, iova, len,
+					       write_pages(first, npages, 1) };
+	struct virtio_rdma_rsp_map_mr_sg r;
+	uint8_t st = ctrl(VIRTIO_CMD_MAP_MR_SG, &q, sizeof(q), &r, sizeof(r));
+
+	if (!st) {
+		m->iova = iova;
+		m->len = len;
+	}
+	return st;
+}
+
 /* GET_DMA_MR, REG_USER_MR (pages in order or scattered), CREATE_MR then
  * MAP_MR_SG. */
 static void op_reg_mr(void)
@@ -453,21 +510,19 @@ static void op_reg_mr(void)
 		st = ctrl(VIRTIO_CMD_REG_USER_MR, &q, sizeof(q), &r, sizeof(r));
 	} else {
 		struct virtio_rdma_cmd_create_mr q = { pdn, access, 8 };
-		struct virtio_rdma_cmd_map_mr_sg mq;
-		struct virtio_rdma_rsp_map_mr_sg mr;
 
 		st = ctrl(VIRTIO_CMD_CREATE_MR, &q, sizeof(q), &r, sizeof(r));
 		if (st)
 			return;
-		m.iova = 0x10000000ull + (uint64_t)first * VIRTIO_RDMA_PAGE_SIZE + off;
-		mq = (struct virtio_rdma_cmd_map_mr_sg){ r.mrn, npages, m.iova, len,
-							 write_pages(first, npages, 1) };
-		ctrl(VIRTIO_CMD_MAP_MR_SG, &mq, sizeof(mq), &mr, sizeof(mr));
+		m.mrn = r.mrn;
+		m.iova = 0x10000000ull;	/* kept as named even if the map fails */
+		map_sg(&m, first, npages, off, len);
 	}
 	if (st)
 		return;
 	m.mrn = r.mrn;
-	m.key = r.rkey;
+	m.key = m.old_key = r.rkey;
+	m.fast = kind == 3;
 	KEEP_ADD(mrs, n_mr, m);
 }
 
@@ -745,15 +800,47 @@ static void op_poll(void)
 	poll_device(rounds);
 }
 
+/* The key a WRITE or atomic request reaches memory through (a WRITE's
+ * later packets through the one its first named), if it names a FREE
+ * fast-reg MR. */
+static bool names_free_mr(const struct roce_pkt *pkt)
+{
+	const struct eng_qp *eq = eng_qp_of(pkt->h.dqpn);
+	uint32_t mask = pkt->op->mask, key;
+	const struct eng_mr *mr;
+
+	if (!v.eng || !(mask & ROCE_F_REQ) || !(mask & (ROCE_F_WRITE | ROCE_F_ATOMIC)))
+		return false;
+	if (mask & ROCE_F_RETH)
+		key = pkt->h.reth.rkey;
+	else if (mask & ROCE_F_ATMETH)
+		key = pkt->h.atomic.rkey;
+	else if (eq)
+		key = eq->resp.wrkey;
+	else
+		return false;
+	mr = eng_idmap_get(&v.eng->mr_keys, key >> 8);
+	return mr && mr->key == key && mr->fast && !mr->valid;
+}
+
+/* A request through a FREE MR's key changes no byte of what MRs cover
+ * (IBA 10.6.3.6; docs/virtio-rdma.md section 5). */
 static void rx_frame(uint8_t *buf, uint32_t len)
 {
+	static uint8_t before[DATA_PAGES * VIRTIO_RDMA_PAGE_SIZE];
 	struct roce_frag f = { buf, len };
 	enum roce_drop why;
 	struct roce_pkt pkt;
+	bool free_mr;
 
 	if (roce_parse(&pkt, &f, 1, &why))
 		return;
+	free_mr = names_free_mr(&pkt);
+	if (free_mr)
+		memcpy(before, guest + DATA_OFF, sizeof(before));
 	vdev_rx(&v, &pkt);
+	if (free_mr)
+		CHECK(!memcmp(before, guest + DATA_OFF, sizeof(before)));
 }
 
 /* Rebuild a frame with its PSN moved (a valid frame the sender never sent). */
@@ -809,7 +896,7 @@ static const uint8_t frame_ops[] = {
 	ROCE_RC_READ_RESPONSE_LAST, ROCE_RC_READ_RESPONSE_ONLY, ROCE_RC_ACK,
 	ROCE_RC_ATOMIC_ACK, ROCE_RC_COMPARE_SWAP, ROCE_RC_FETCH_ADD,
 	ROCE_UC_SEND_FIRST, ROCE_UC_SEND_ONLY, ROCE_UC_WRITE_FIRST, ROCE_UC_WRITE_ONLY,
-	ROCE_UD_SEND_ONLY, ROCE_UD_SEND_ONLY_IMM,
+	ROCE_UD_SEND_ONLY, ROCE_UD_SEND_ONLY_IMM, ROCE_RC_SEND_LAST_INV, ROCE_RC_SEND_ONLY_INV,
 };
 
 /* A frame from the wire, for a kept QP, at or near the PSN it expects. */
@@ -839,6 +926,7 @@ static void op_frame(void)
 	h.reth.va = m->iova + off;
 	h.reth.rkey = flags & 4 ? m->key ^ 0x100 : m->key;
 	h.reth.len = rlen;
+	h.ieth_rkey = flags & 0x40 ? m->old_key : h.reth.rkey;	/* stale, or as a WRITE's */
 	/* 8-byte aligned unless off's top bit says otherwise */
 	h.atomic.va = (m->iova + off) & ~(off & 0x8000 ? 0ull : 7ull);
 	h.atomic.rkey = h.reth.rkey;
@@ -977,16 +1065,91 @@ static void op_srq(void)
 	}
 }
 
+/* A key to invalidate: the MR's current one, its stale one, or any. */
+static uint32_t inv_key(const struct f_mr *m, uint8_t sel)
+{
+	return sel % 4 < 2 ? m->key : sel % 4 == 2 ? m->old_key : u32();
+}
+
+/* Fast registration (docs/virtio-rdma.md section 5): a REG_MR WQE for a
+ * kept MR (its key's low 8 bits new, the upper sometimes wrong; access
+ * flags sometimes invalid), LOCAL_INV and SEND_WITH_INV of a current,
+ * stale or random key, MAP_MR_SG on a FREE or VALID MR. */
+static void op_fast(void)
+{
+	static struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096 };
+	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_send) + 16];
+	struct virtio_rdma_cmd_post_send *w = (void *)buf;
+	uint8_t what = u8() % 4, b = u8(), c = u8();
+	uint32_t qpn = pick(qpns, n_qp, u8()), k = wq_slot(qpn), len = sizeof(*w);
+	unsigned int have = n_mr < KEEP ? n_mr : KEEP, i;
+	struct f_mr *m = have ? &mrs[b % have] : &none;
+
+	/* mostly a CREATE_MR MR, if one is kept; else any (refused) */
+	for (i = 0; !(b & 0x80) && i < have && !m->fast; i++)
+		m = &mrs[(b + i + 1) % have];
+
+	if (what == 3) {
+		uint32_t first = u8() % DATA_PAGES, npages = 1u + u8() % 9u;
+		uint32_t off = u16() % VIRTIO_RDMA_PAGE_SIZE;
+
+		map_sg(m, first, npages, off,
+		       1u + u32() % ((uint64_t)npages * VIRTIO_RDMA_PAGE_SIZE - off));
+		return;
+	}
+	memset(buf, 0, sizeof(buf));
+	w->send_flags = VIRTIO_IB_SEND_SIGNALED | (c & 0x80 ? VIRTIO_IB_SEND_FENCE : 0);
+	if (what == 0) {
+		uint32_t key = (m->key & ~0xffu) | u8();
+
+		if (c & 1)
+			key ^= (uint32_t)(1u + u8()) << 8;
+		w->opcode = VIRTIO_IB_WR_REG_MR;
+		w->wr_id = WR_REG_MR << 8 | b;
+		w->wr.reg.mrn = m->mrn;
+		w->wr.reg.key = key;
+		w->wr.reg.access = (c >> 1) & 0x1f;	/* 16: not an access flag */
+		if (!(c & 1)) {		/* ib_update_fast_reg_key: the driver's new key */
+			m->old_key = m->key;
+			m->key = key;
+		}
+	} else if (what == 1) {
+		w->opcode = VIRTIO_IB_WR_LOCAL_INV;
+		w->wr_id = WR_LOCAL_INV << 8 | b;
+		w->ex.invalidate_rkey = inv_key(m, c);
+	} else {
+		struct virtio_rdma_sge sge;
+
+		w->opcode = VIRTIO_IB_WR_SEND_WITH_INV;
+		w->wr_id = WR_SEND_INV << 8 | b;
+		w->ex.invalidate_rkey = inv_key(m, c);
+		w->num_sge = 1;
+		sge_in(&sge, u8(), u16(), u16());
+		memcpy(buf + len, &sge, sizeof(sge));
+		len += sizeof(sge);
+	}
+	if (post_chain(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, k), buf, len))
+		posted(k);
+}
+
 static void (*const ops[])(void) = {
 	op_create_pd, op_create_cq, op_reg_mr, op_dereg_mr, op_create_qp, op_connect,
 	op_modify_state, op_destroy, op_post_send, op_post_recv, op_poll, op_deliver,
-	op_frame, op_notify, op_vhost, op_srq,
+	op_frame, op_notify, op_vhost, op_srq, op_fast,
 };
 #define OP_MAX (sizeof(ops) / sizeof(ops[0]))
 
+/* What MRs cover at the start: bytes that differ from page to page, so a
+ * copy between MRs changes memory (the FREE MR check sees it). */
+static uint8_t data_init[DATA_PAGES * VIRTIO_RDMA_PAGE_SIZE];
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	uint32_t i;
+
 	(void)argc; (void)argv;
+	for (i = 0; i < sizeof(data_init); i++)
+		data_init[i] = (uint8_t)(i * 7u + (i >> 12));
 	fixture_init();
 	return 0;
 }
@@ -999,6 +1162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reconnects = 0;
 	clock_ns = 1000000000ull;
 	memset(guest, 0, GUEST_SIZE);
+	memcpy(guest + DATA_OFF, data_init, sizeof(data_init));
 	CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
 	connect_device();
 

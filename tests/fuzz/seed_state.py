@@ -34,8 +34,10 @@ def connect(a, b, pa=100, pb=200, mtu=2, rd=4, timeout=14, retry=7 | 7 << 3):
 
 
 def send(q, opcode, rm=0, roff=0, sges=(), flags=2, ud_peer=None):
-    # flags: IB send flags (2: signaled)
-    r = bytes([8, q, opcode | flags << 3, len(sges), rm]) + struct.pack('<HB', roff, 7)
+    # flags: IB send flags (2: signaled); fuzz_state takes the opcode as
+    # b % 7 and the flags from bits 3-6, so pick the low bits that give both
+    b = next(flags << 3 | j for j in range(8) if (flags << 3 | j) % 7 == opcode)
+    r = bytes([8, q, b, len(sges), rm]) + struct.pack('<HB', roff, 7)
     if ud_peer is not None:
         r += bytes([ud_peer])
     for (which, off, length) in sges:
@@ -68,6 +70,24 @@ def srq(what, b=0, c=0, sges=()):
     return r
 
 
+def frame(q, opb, flags=0, delta=0, m=0, off=0, rlen=0, plen=0):
+    # opb: index in fuzz_state.c's frame_ops (28: RC SEND_ONLY_INV, whose
+    # IETH names kept MR m's key)
+    return bytes([12, q, opb, flags, delta & 0xff, m]) + struct.pack('<HHH', off, rlen, plen)
+
+
+def fast(what, q, m, c=0, rest=b''):
+    # what: 0 REG_MR (c: access << 1, bit 0 wrong upper key bits; rest: the
+    # key's low 8 bits), 1 LOCAL_INV, 2 SEND_WITH_INV (c % 4: the MR's key
+    # 0/1, its stale key 2; rest: the SGE), 3 MAP_MR_SG (rest: first,
+    # npages - 1, off, length - 1); m: the kept MR
+    return bytes([16, what, m, c, q]) + rest
+
+
+def reg(q, m, low, access=7):
+    return fast(0, q, m, access << 1, bytes([low]))
+
+
 def flow(n=8):
     return (poll() + deliver()) * n
 
@@ -76,6 +96,9 @@ RC, UC, UD = 0, 1, 2
 WRITE, WRITE_IMM, SEND, SEND_IMM, READ = range(5)
 setup = (pd() + cq() + cq() + mr(1, 7, npages=8, length=32768) +
          mr(2, 7, first=16, npages=8, length=32768))
+# + a CREATE_MR MR (kept MR 2), FREE until a REG_MR
+frwr = setup + mr(3, 0, first=32, npages=8, length=32768) + qp(RC) + qp(RC) + connect(0, 1)
+sge0 = bytes([0]) + struct.pack('<HH', 0, 100)
 seeds = {
     'rc_write': setup + qp(RC) + qp(RC) + connect(0, 1) +
     send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
@@ -95,6 +118,18 @@ seeds = {
     'rc_lossy': setup + qp(RC) + qp(RC) + connect(0, 1) +
     send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) +
     (poll() + deliver(mode=0x1111) + poll(adv=0x85)) * 6,
+    # register, WRITE into it, invalidate, WRITE other bytes (refused: the
+    # memory check sees only writes that change something)
+    'rc_frwr': frwr + reg(1, 2, 0x5a) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 3000)]) +
+    flow() + fast(1, 1, 2) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 4096, 3000)]) + flow(),
+    # SEND_WITH_INV frees it at the receiver; mapped again, registered again
+    'rc_send_inv': frwr + reg(1, 2, 0x11) + flow(2) + recv(1, [(1, 0, 8192)]) +
+    fast(2, 0, 2, rest=sge0) + flow() + send(0, WRITE, rm=2, sges=[(0, 0, 1000)]) + flow() +
+    fast(3, 0, 2, rest=bytes([40, 3]) + struct.pack('<HI', 16, 8000)) + reg(1, 2, 0x12) +
+    flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 1000)]) + flow(),
+    # an IETH from the wire naming the MR's key
+    'rc_ieth': frwr + reg(1, 2, 0x77) + flow(2) + recv(1, [(1, 0, 8192)]) +
+    frame(1, 28, m=2, plen=64) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 500)]) + flow(),
 }
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():
