@@ -233,3 +233,12 @@ perf_row() {
 		grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$f" || return 1
 	done
 }
+
+# srq_used: the first VM of the daemon ctl talks to took receive WQEs into
+# an SRQ (not a QP's own queue) and refused none.
+srq_used() {
+	local n
+	n=$(ctl stats --json | jq '.vms[0].device.srq_wqes')
+	echo "    receive WQEs taken into SRQs: $n"
+	[ "$n" -gt 0 ] && [ "$(ctl stats --json | jq '.vms[0].device.refused_srq_wqes')" = 0 ]
+}

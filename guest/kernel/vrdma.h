@@ -100,7 +100,6 @@ struct vrdma_cq {
 struct vrdma_wq {
 	struct virtqueue *vq;
 	spinlock_t lock;
-	u32 max_wr;
 	u32 max_sge;
 };
 
@@ -108,15 +107,12 @@ struct vrdma_srq {
 	struct ib_srq ibsrq;
 	struct vrdma_dev *dev;
 	u32 srqn;
-	u32 index;			/* the QP slot whose RQ it uses */
 	struct vrdma_wq rq;
 };
 
 struct vrdma_qp {
 	struct ib_qp ibqp;
 	struct vrdma_dev *dev;
-	u32 qpn;
-	u32 index;
 	struct vrdma_wq sq;
 	struct vrdma_wq rq;
 	enum ib_qp_state state;		/* as last set by modify_qp */

@@ -26,12 +26,11 @@ static void vrdma_wq_reclaim(struct vrdma_wq *wq)
 }
 
 static void vrdma_wq_init(struct vrdma_wq *wq, struct virtqueue *vq,
-			  u32 max_wr, u32 max_sge)
+			  u32 max_sge)
 {
 	unsigned long flags;
 
 	wq->vq = vq;
-	wq->max_wr = max_wr;
 	wq->max_sge = max_sge;
 	spin_lock_init(&wq->lock);
 	spin_lock_irqsave(&wq->lock, flags);
@@ -99,15 +98,13 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto destroy_qp;
 	}
 	qp->dev = dev;
-	qp->qpn = qpn;
-	qp->index = k;
 	qp->cap = *cap;
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
 	vrdma_wq_init(&qp->sq, dev->vqs[VIRTIO_RDMA_SQ_VQ(dev->max_cq, k)],
-		      cap->max_send_wr, cap->max_send_sge);
+		      cap->max_send_sge);
 	vrdma_wq_init(&qp->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, k)],
-		      cap->max_recv_wr, cap->max_recv_sge);
+		      cap->max_recv_sge);
 	ibqp->qp_num = qpn;
 	err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
 	if (err)
@@ -170,7 +167,7 @@ int vrdma_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (!req)
 		return -ENOMEM;
 	a = &req->attrs;
-	req->qpn = cpu_to_le32(qp->qpn);
+	req->qpn = cpu_to_le32(qp->ibqp.qp_num);
 	req->attr_mask = cpu_to_le32(mask);	/* IB_QP_* are the ABI's bits */
 	a->qp_state = attr->qp_state;
 	a->cur_qp_state = attr->cur_qp_state;
@@ -205,7 +202,7 @@ int vrdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
 	struct virtio_rdma_cmd_query_qp req = {
-		.qpn = cpu_to_le32(qp->qpn),
+		.qpn = cpu_to_le32(qp->ibqp.qp_num),
 		.attr_mask = cpu_to_le32(mask),
 	};
 	struct virtio_rdma_rsp_query_qp *rsp;
@@ -258,7 +255,7 @@ free_rsp:
 int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
-	struct virtio_rdma_cmd_destroy_qp req = { .qpn = cpu_to_le32(qp->qpn) };
+	struct virtio_rdma_cmd_destroy_qp req = { .qpn = cpu_to_le32(qp->ibqp.qp_num) };
 	struct vrdma_cq *scq = to_vcq(ibqp->send_cq);
 	struct vrdma_cq *rcq = to_vcq(ibqp->recv_cq);
 	unsigned long flags;
@@ -268,7 +265,7 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 			NULL, 0);
 	if (err && err != -EIO && err != -ETIMEDOUT)
 		return err;
-	xa_erase_irq(&qp->dev->qps, qp->qpn);
+	xa_erase_irq(&qp->dev->qps, qp->ibqp.qp_num);
 	/* a poller that found the QP before holds its CQ's lock until done */
 	spin_lock_irqsave(&scq->lock, flags);
 	spin_unlock_irqrestore(&scq->lock, flags);
@@ -584,6 +581,7 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	};
 	struct virtio_rdma_cmd_destroy_srq dreq;
 	struct virtio_rdma_rsp_create_srq rsp;
+	u32 k;
 	int err;
 
 	if (init->srq_type != IB_SRQT_BASIC)
@@ -597,15 +595,15 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		return err;
 	srq->dev = dev;
 	srq->srqn = le32_to_cpu(rsp.srqn);
-	srq->index = le32_to_cpu(rsp.srq_index);
-	if (srq->index >= dev->max_qp) {
+	k = le32_to_cpu(rsp.srq_index);
+	if (k >= dev->max_qp) {
 		dev_err(&dev->vdev->dev, "device gave SRQ slot %u of %u\n",
-			srq->index, dev->max_qp);
+			k, dev->max_qp);
 		err = -EIO;
 		goto destroy_srq;
 	}
-	vrdma_wq_init(&srq->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, srq->index)],
-		      init->attr.max_wr, init->attr.max_sge);
+	vrdma_wq_init(&srq->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, k)],
+		      init->attr.max_sge);
 	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
 	if (err)
 		goto destroy_srq;

@@ -147,12 +147,6 @@ for q in ${PP_SRQ_QPS-16 4}; do
 			srq_pingpong "$q" 4096 400 "$who"
 	done
 done
-srq_used() {	# vrdmad's SRQ took the receives (not a QP's own queue)
-	local n
-	n=$(ctl stats --json | jq '.vms[0].device.srq_wqes')
-	echo "    receive WQEs taken into SRQs: $n"
-	[ "$n" -gt 0 ] && [ "$(ctl stats --json | jq '.vms[0].device.refused_srq_wqes')" = 0 ]
-}
 [ -z "${PP_SRQ_QPS-16 4}" ] || check "vrdmad's SRQ took the receives, refused none" srq_used
 
 perf() {	# TEST SIZE ITERS WHO [FLAG...]; SIZE all: powers of two up to 8 MiB (-a)
