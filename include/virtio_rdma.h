@@ -93,7 +93,9 @@ struct virtio_rdma_config {
 
 /* device_cap_flags (the RFC's enum ib_device_cap_flags) */
 #define VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN	(1ull << 12)
+#define VIRTIO_RDMA_DEV_MEM_WINDOW	(1ull << 17)	/* ALLOC_MW, BIND_MW */
 #define VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS (1ull << 21)	/* REG_MR, LOCAL_INV, SEND_WITH_INV */
+#define VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B (1ull << 24)	/* type 2 windows bound to a QP */
 
 /* ---- control queue ---- */
 
@@ -123,6 +125,8 @@ enum virtio_rdma_cmd {
 	VIRTIO_CMD_MODIFY_SRQ,
 	VIRTIO_CMD_QUERY_SRQ,
 	VIRTIO_CMD_DESTROY_SRQ,
+	VIRTIO_CMD_ALLOC_MW,		/* 23 */
+	VIRTIO_CMD_DEALLOC_MW,
 	VIRTIO_CMD_MAX,
 };
 
@@ -233,6 +237,21 @@ struct virtio_rdma_cmd_reg_user_mr {
 };
 
 struct virtio_rdma_cmd_dereg_mr { uint32_t mrn; };
+
+/* Memory windows (IBA 10.6.7): type 2 (bound to a QP, type 2B) only. */
+enum virtio_rdma_mw_type { VIRTIO_IB_MW_TYPE_1 = 1, VIRTIO_IB_MW_TYPE_2 = 2 };
+
+struct virtio_rdma_cmd_alloc_mw {
+	uint32_t pdn;
+	uint32_t type;		/* enum virtio_rdma_mw_type; type 1: UNSUPP */
+};
+
+struct virtio_rdma_rsp_alloc_mw {
+	uint32_t mwn;		/* a small handle, never on the wire */
+	uint32_t rkey;
+};
+
+struct virtio_rdma_cmd_dealloc_mw { uint32_t mwn; };
 
 enum virtio_rdma_qp_type { VIRTIO_IB_QPT_SMI, VIRTIO_IB_QPT_GSI, VIRTIO_IB_QPT_RC,
 			   VIRTIO_IB_QPT_UC, VIRTIO_IB_QPT_UD };
@@ -354,6 +373,7 @@ enum virtio_ib_mtu { VIRTIO_IB_MTU_256 = 1, VIRTIO_IB_MTU_512, VIRTIO_IB_MTU_102
 #define VIRTIO_IB_ACCESS_REMOTE_WRITE	(1u << 1)
 #define VIRTIO_IB_ACCESS_REMOTE_READ	(1u << 2)
 #define VIRTIO_IB_ACCESS_REMOTE_ATOMIC	(1u << 3)
+#define VIRTIO_IB_ACCESS_MW_BIND	(1u << 4)	/* MRs only (not a QP's flags) */
 
 struct virtio_rdma_cmd_modify_qp {
 	uint32_t qpn;
@@ -491,6 +511,14 @@ struct virtio_rdma_cmd_post_send {
 			uint32_t key;
 			uint32_t access;
 		} reg;
+		struct {
+			uint64_t addr;		/* in the MR's iova space */
+			uint64_t length;
+			uint32_t mw_rkey;	/* the window's key now */
+			uint32_t rkey;		/* its new key: only the low 8 bits differ */
+			uint32_t mr_lkey;
+			uint32_t access;	/* REMOTE_WRITE, REMOTE_READ, REMOTE_ATOMIC */
+		} bind_mw;
 	} wr;
 	/* then num_sge struct virtio_rdma_sge; with IB_SEND_INLINE, then the
 	 * inline bytes (the sum of the SGE lengths) */
@@ -505,6 +533,7 @@ enum virtio_rdma_wr_opcode {
 	VIRTIO_IB_WR_ATOMIC_CMP_AND_SWP = 5,
 	VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD = 6,
 	VIRTIO_IB_WR_LOCAL_INV = 7,
+	VIRTIO_IB_WR_BIND_MW = 8,
 	VIRTIO_IB_WR_SEND_WITH_INV = 9,
 	VIRTIO_IB_WR_RDMA_READ_WITH_INV = 11,
 	VIRTIO_IB_WR_REG_MR = 0x20,
@@ -633,6 +662,11 @@ VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, pages, 32);
 VRDMA_ABI(virtio_rdma_cmd_reg_user_mr, npages, 40);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_reg_user_mr, 48);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_dereg_mr, 4);
+VRDMA_ABI(virtio_rdma_cmd_alloc_mw, type, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_alloc_mw, 8);
+VRDMA_ABI(virtio_rdma_rsp_alloc_mw, rkey, 4);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_alloc_mw, 8);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_dealloc_mw, 4);
 
 VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);
@@ -730,6 +764,13 @@ VRDMA_ABI(virtio_rdma_cmd_post_send, wr.atomic.swap, 48);
 VRDMA_ABI(virtio_rdma_cmd_post_send, wr.atomic.rkey, 56);
 VRDMA_ABI(virtio_rdma_cmd_post_send, wr.ud.remote_qkey, 36);
 VRDMA_ABI(virtio_rdma_cmd_post_send, wr.ud.av, 40);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.reg.key, 36);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.reg.access, 40);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.bind_mw.length, 40);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.bind_mw.mw_rkey, 48);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.bind_mw.rkey, 52);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.bind_mw.mr_lkey, 56);
+VRDMA_ABI(virtio_rdma_cmd_post_send, wr.bind_mw.access, 60);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_post_send, 88);
 VRDMA_ABI(virtio_rdma_cmd_post_recv, wr_id, 8);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_post_recv, 16);

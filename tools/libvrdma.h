@@ -24,6 +24,7 @@
 struct vrdma_ctx;
 struct vrdma_pd;
 struct vrdma_mr;
+struct vrdma_mw;
 struct vrdma_cq;
 struct vrdma_qp;
 struct vrdma_srq;
@@ -94,6 +95,22 @@ uint32_t vrdma_mr_handle(const struct vrdma_mr *mr);
 /* ib_update_fast_reg_key: the low 8 bits of a CREATE_MR MR's keys, as the
  * next REG_MR will set them (wr.reg.key = vrdma_mr_rkey afterwards). */
 void vrdma_update_fast_reg_key(struct vrdma_mr *mr, uint8_t key);
+/* Memory windows (type 2: VIRTIO_IB_MW_TYPE_2; type 1 is -EOPNOTSUPP).
+ * vrdma_bind_mw posts a signalled BIND_MW work request on qp (its
+ * completion, opcode IB_WC_BIND_MW 5, is the caller's to poll) with the
+ * window's key moved on as ibv_inc_rkey does: vrdma_mw_rkey says the new
+ * key from then on. access: VIRTIO_IB_ACCESS_REMOTE_*. */
+struct vrdma_mw_bind {
+	struct vrdma_mr *mr;		/* with VIRTIO_IB_ACCESS_MW_BIND */
+	uint64_t addr, length;		/* in the MR's iova space */
+	uint32_t access;
+};
+int vrdma_alloc_mw(struct vrdma_pd *pd, uint32_t type, struct vrdma_mw **mw);
+int vrdma_dealloc_mw(struct vrdma_mw *mw);
+uint32_t vrdma_mw_rkey(const struct vrdma_mw *mw);
+int vrdma_bind_mw(struct vrdma_qp *qp, struct vrdma_mw *mw, uint64_t wr_id,
+		  const struct vrdma_mw_bind *bind);
+
 /* The guest-physical address of a shared-memory pointer (for GET_DMA_MR
  * iovas and raw tests); 0 if p is not in the shared memory. */
 uint64_t vrdma_gpa(struct vrdma_ctx *ctx, const void *p);
@@ -158,6 +175,10 @@ struct vrdma_send_wr {
 	struct virtio_rdma_av av;		/* UD; zero dmac: resolved as above */
 	uint32_t invalidate_rkey;		/* LOCAL_INV, SEND_WITH_INV */
 	struct { uint32_t mrn, key, access; } reg;	/* REG_MR (vrdma_mr_handle) */
+	struct {					/* BIND_MW (wr.bind_mw) */
+		uint64_t addr, length;
+		uint32_t mw_rkey, rkey, mr_lkey, access;
+	} bind;
 };
 
 struct vrdma_recv_wr {

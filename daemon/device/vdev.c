@@ -119,6 +119,12 @@ static void free_resources(struct vdev *v)
 {
 	uint32_t i;
 
+	for (i = 0; v->eng && i < v->max_mr; i++) {	/* unbound, their MRs can go */
+		struct eng_mw *mw = eng_mw_get(v->eng, i);
+
+		if (mw)
+			eng_mw_dealloc(mw);
+	}
 	for (i = 0; i < v->max_qp; i++)
 		if (v->qps[i].eng)
 			eng_qp_destroy(v->qps[i].eng);
@@ -200,11 +206,14 @@ static void fill_config(struct vdev *v)
 	c->max_srq_wr = htole32(VDEV_MAX_QP_WR);
 	c->max_srq_sge = htole32(ENG_MAX_SGE);
 	c->device_cap_flags = htole64(VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
-				      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
+				      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS |
+				      VIRTIO_RDMA_DEV_MEM_WINDOW |
+				      VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B);
 	c->max_send_sge = c->max_recv_sge = c->max_sge_rd = htole32(ENG_MAX_SGE);
 	c->max_cq = htole32(v->max_cq);
 	c->max_cqe = htole32(ENG_MAX_CQE);
 	c->max_mr = htole32(v->max_mr);
+	c->max_mw = htole32(v->max_mr);	/* as the engine's: as many as MRs */
 	c->max_pd = htole32(VDEV_MAX_PD);
 	c->max_qp_rd_atom = c->max_qp_init_rd_atom = htole32(ENG_MAX_RD_ATOMIC);
 	c->max_res_rd_atom = htole32(ENG_MAX_RD_ATOMIC * v->max_qp);

@@ -41,6 +41,7 @@ struct vdev_stats {
 	uint64_t cqes, events, events_lost;
 	uint64_t broken;		/* times the device was marked broken */
 	uint64_t refused_mrs;		/* MR commands refused at max_mr or max_mr_pages */
+	uint64_t refused_mws;		/* ALLOC_MW refused at max_mr windows */
 };
 
 #define VDEV_MAX_PD	1024

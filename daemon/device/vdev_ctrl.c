@@ -73,6 +73,12 @@ static bool access_valid(uint32_t a)
 		       VIRTIO_IB_ACCESS_REMOTE_READ | VIRTIO_IB_ACCESS_REMOTE_ATOMIC));
 }
 
+/* An MR's flags may also allow binding windows (IBA 10.6.7). */
+static bool mr_access_valid(uint32_t a)
+{
+	return access_valid(a & ~VIRTIO_IB_ACCESS_MW_BIND);
+}
+
 static uint8_t cmd_query_port(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_query_port *q = req;
@@ -179,7 +185,7 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 
 	if (!pd)
 		return VIRTIO_RDMA_ERR_NOENT;
-	if (!access_valid(access))
+	if (!mr_access_valid(access))
 		return VIRTIO_RDMA_ERR_INVAL;
 	mr->v = v;
 	/* CREATE_MR: FREE until a REG_MR work request (IBA 10.6.3.6), whose
@@ -310,9 +316,49 @@ static uint8_t cmd_dereg_mr(struct vdev *v, const void *req, void *rsp)
 	(void)rsp;
 	if (!mr)
 		return VIRTIO_RDMA_ERR_NOENT;
+	/* IBA 10.6.7.2.6: not while windows are bound to it (BUSY, as rxe) */
+	if (eng_mr_dereg(mr->eng))
+		return VIRTIO_RDMA_ERR_BUSY;
+	mr->eng = NULL;
 	v->mrs[mrn] = NULL;
 	vdev_mr_free(v, mr);
 	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_alloc_mw(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_alloc_mw *q = req;
+	struct virtio_rdma_rsp_alloc_mw *r = rsp;
+	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
+	uint32_t type = le32toh(q->type);
+	struct eng_mw *mw;
+	int err;
+
+	if (type == VIRTIO_IB_MW_TYPE_1)	/* bound by ibv_bind_mw: not offered */
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	if (type != VIRTIO_IB_MW_TYPE_2)
+		return VIRTIO_RDMA_ERR_INVAL;
+	if (!pd)
+		return VIRTIO_RDMA_ERR_NOENT;
+	err = eng_mw_alloc(pd, &mw);
+	if (err == -ENOSPC)		/* as many as max_mr */
+		v->stats.refused_mws++;
+	if (err)
+		return status_of(err);
+	r->mwn = htole32(eng_mw_handle(mw));
+	r->rkey = htole32(eng_mw_rkey(mw));
+	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_dealloc_mw(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_dealloc_mw *q = req;
+	struct eng_mw *mw = eng_mw_get(v->eng, le32toh(q->mwn));
+
+	(void)rsp;
+	if (!mw)
+		return VIRTIO_RDMA_ERR_NOENT;
+	return status_of(eng_mw_dealloc(mw));	/* a bound one is invalidated */
 }
 
 static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
@@ -703,6 +749,9 @@ static const struct {
 	CMD(QUERY_SRQ, cmd_query_srq, sizeof(struct virtio_rdma_cmd_query_srq),
 	    sizeof(struct virtio_rdma_rsp_query_srq)),
 	CMD(DESTROY_SRQ, cmd_destroy_srq, sizeof(struct virtio_rdma_cmd_destroy_srq), 0),
+	CMD(ALLOC_MW, cmd_alloc_mw, sizeof(struct virtio_rdma_cmd_alloc_mw),
+	    sizeof(struct virtio_rdma_rsp_alloc_mw)),
+	CMD(DEALLOC_MW, cmd_dealloc_mw, sizeof(struct virtio_rdma_cmd_dealloc_mw), 0),
 #undef CMD
 };
 

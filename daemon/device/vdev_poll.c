@@ -164,7 +164,8 @@ static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
 	c->status = (uint8_t)wc->status;
 	/* the CQE carries Linux's enum ib_wc_opcode (docs/virtio-rdma.md 5) */
 	_Static_assert(ENG_WC_SEND == 0 && ENG_WC_RDMA_READ == 2 && ENG_WC_COMP_SWAP == 3 &&
-		       ENG_WC_FETCH_ADD == 4 && ENG_WC_LOCAL_INV == 6 && ENG_WC_REG_MR == 10 &&
+		       ENG_WC_FETCH_ADD == 4 && ENG_WC_BIND_MW == 5 && ENG_WC_LOCAL_INV == 6 &&
+		       ENG_WC_REG_MR == 10 &&
 		       ENG_WC_RECV == 128 && ENG_WC_RECV_RDMA_WITH_IMM == 129,
 		       "engine completion opcodes are not ib_wc_opcode's");
 	c->opcode = (uint8_t)wc->opcode;

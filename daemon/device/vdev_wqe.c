@@ -47,7 +47,8 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		      VIRTIO_IB_SEND_INLINE))
 		return -EOPNOTSUPP;
 	if (op > VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD && op != VIRTIO_IB_WR_LOCAL_INV &&
-	    op != VIRTIO_IB_WR_SEND_WITH_INV && op != VIRTIO_IB_WR_REG_MR)
+	    op != VIRTIO_IB_WR_BIND_MW && op != VIRTIO_IB_WR_SEND_WITH_INV &&
+	    op != VIRTIO_IB_WR_REG_MR)
 		return -EOPNOTSUPP;
 	need = hdr + n * sizeof(struct virtio_rdma_sge);
 	if (len < need)
@@ -102,6 +103,13 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		out->wr.reg.mrn = le32toh(c.wr.reg.mrn);
 		out->wr.reg.key = le32toh(c.wr.reg.key);
 		out->wr.reg.access = le32toh(c.wr.reg.access);
+	} else if (op == VIRTIO_IB_WR_BIND_MW) {	/* IBA 10.6.7.2 */
+		out->wr.bind.addr = le64toh(c.wr.bind_mw.addr);
+		out->wr.bind.length = le64toh(c.wr.bind_mw.length);
+		out->wr.bind.mw_rkey = le32toh(c.wr.bind_mw.mw_rkey);
+		out->wr.bind.rkey = le32toh(c.wr.bind_mw.rkey);
+		out->wr.bind.mr_lkey = le32toh(c.wr.bind_mw.mr_lkey);
+		out->wr.bind.access = le32toh(c.wr.bind_mw.access);
 	} else {
 		out->wr.rdma.remote_addr = le64toh(c.wr.rdma.remote_addr);
 		out->wr.rdma.rkey = le32toh(c.wr.rdma.rkey);

@@ -55,6 +55,7 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_ERR_REG_MR] = "err_reg_mr",
 	[ENG_CNT_ERR_LOCAL_INV] = "err_local_inv",
 	[ENG_CNT_ERR_REMOTE_INV] = "err_remote_inv",
+	[ENG_CNT_ERR_BIND_MW] = "err_bind_mw",
 };
 
 const char *eng_counter_name(enum eng_counter c)
@@ -92,6 +93,8 @@ enum eng_wc_opcode eng_send_wc_opcode(enum eng_wr_opcode op)
 		return ENG_WC_FETCH_ADD;
 	case ENG_WR_LOCAL_INV:
 		return ENG_WC_LOCAL_INV;
+	case ENG_WR_BIND_MW:
+		return ENG_WC_BIND_MW;
 	case ENG_WR_REG_MR:
 		return ENG_WC_REG_MR;
 	default:

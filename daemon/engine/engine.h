@@ -39,7 +39,9 @@ enum eng_access {
 	ENG_ACCESS_REMOTE_WRITE = 2,
 	ENG_ACCESS_REMOTE_READ = 4,
 	ENG_ACCESS_REMOTE_ATOMIC = 8,
-	ENG_ACCESS_ALL = 15,
+	ENG_ACCESS_ALL = 15,		/* a QP's flags, and a window's rights */
+	ENG_ACCESS_MW_BIND = 16,	/* MRs only: windows may be bound to it (IBA 10.6.7) */
+	ENG_ACCESS_MR_ALL = 31,
 };
 
 /* ibv_qp_attr_mask */
@@ -75,7 +77,8 @@ enum eng_wr_opcode {
 	ENG_WR_RDMA_READ = 4,
 	ENG_WR_ATOMIC_CMP_AND_SWP = 5,
 	ENG_WR_ATOMIC_FETCH_AND_ADD = 6,
-	ENG_WR_LOCAL_INV = 7,		/* IBA 10.7.2.1: invalidate a fast-reg MR's key */
+	ENG_WR_LOCAL_INV = 7,		/* IBA 10.7.2.1: invalidate a fast-reg MR's or a window's key */
+	ENG_WR_BIND_MW = 8,		/* IBA 10.6.7.2: bind a type 2 memory window */
 	ENG_WR_SEND_WITH_INV = 9,	/* IBA 10.7.2.2: the responder invalidates an rkey */
 	ENG_WR_REG_MR = 0x20,		/* IBA 10.6.3.6: fast registration of a FREE MR */
 };
@@ -100,7 +103,7 @@ enum eng_wc_status {
 enum eng_wc_opcode {
 	ENG_WC_SEND = 0, ENG_WC_RDMA_WRITE = 1, ENG_WC_RDMA_READ = 2,
 	ENG_WC_COMP_SWAP = 3, ENG_WC_FETCH_ADD = 4,
-	ENG_WC_LOCAL_INV = 6, ENG_WC_REG_MR = 10,	/* Linux's enum ib_wc_opcode */
+	ENG_WC_BIND_MW = 5, ENG_WC_LOCAL_INV = 6, ENG_WC_REG_MR = 10,	/* Linux's ib_wc_opcode */
 	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
@@ -174,6 +177,10 @@ struct eng_send_wr {
 	/* REG_MR: the MR by handle, its new key (only the low 8 bits may
 	 * change) and access flags */
 	struct { uint32_t mrn, key; unsigned int access; } reg;
+	/* BIND_MW: the window by its current rkey, its new one (only the
+	 * low 8 bits may change), the MR by lkey, the range in the MR's
+	 * iova space and the window's remote rights */
+	struct { uint64_t addr, length; uint32_t mw_rkey, rkey, mr_lkey; unsigned int access; } bind;
 };
 
 struct eng_recv_wr {
@@ -238,6 +245,7 @@ enum eng_counter {
 	ENG_CNT_ERR_REG_MR,		/* REG_MR: no such MR, not FREE, other PD, key */
 	ENG_CNT_ERR_LOCAL_INV,		/* LOCAL_INV of a key not VALID or not fast-reg */
 	ENG_CNT_ERR_REMOTE_INV,		/* SEND_WITH_INV naming such a key: NAKed */
+	ENG_CNT_ERR_BIND_MW,		/* BIND_MW refused (IBA 10.6.7.2): MW_BIND_ERR */
 	ENG_CNT_MAX,
 };
 
@@ -250,6 +258,7 @@ const char *eng_counter_name(enum eng_counter c);
 struct eng_dev;
 struct eng_pd;
 struct eng_mr;
+struct eng_mw;
 struct eng_cq;
 struct eng_qp;
 struct eng_srq;
@@ -327,7 +336,7 @@ int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length);
 /* A fast-registration MR (CREATE_MR): FREE, no access through it until a
  * REG_MR work request makes it VALID (IBA 10.6.3.6). */
 int eng_mr_alloc_fast(struct eng_pd *pd, eng_mem_map_fn map, void *mem, struct eng_mr **mr);
-int eng_mr_dereg(struct eng_mr *mr);
+int eng_mr_dereg(struct eng_mr *mr);	/* -EBUSY while windows are bound to it */
 uint32_t eng_mr_handle(const struct eng_mr *mr);	/* small, < max_mr; not a key */
 uint32_t eng_mr_lkey(const struct eng_mr *mr);
 uint32_t eng_mr_rkey(const struct eng_mr *mr);
@@ -340,7 +349,8 @@ enum eng_mem_err {
 	ENG_MEM_BAD_ACCESS,	/* access flag missing */
 	ENG_MEM_BAD_RANGE,	/* outside the MR, or address + length wraps 2^64 */
 	ENG_MEM_UNMAPPED,	/* the backing memory is gone */
-	ENG_MEM_INVALID,	/* a fast-reg MR not registered (FREE, IBA 10.6.3.6) */
+	ENG_MEM_INVALID,	/* a fast-reg MR not registered or a window not bound (FREE) */
+	ENG_MEM_BAD_QP,		/* a type 2B window bound to another QP (IBA 10.6.7.2) */
 };
 
 /* Look up key for [addr, addr + len) with `access` (0 for a local read) on
@@ -348,6 +358,22 @@ enum eng_mem_err {
 enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint32_t key,
 			      bool remote, uint64_t addr, uint64_t len, unsigned int access,
 			      struct eng_mr **mr);
+/* An rkey of a request that arrived on qp: an MR's (as eng_mr_check with
+ * qp's PD) or a bound window's, whose rights and range apply, reached only
+ * through the QP it is bound to; *mr is the MR underneath. */
+enum eng_mem_err eng_rkey_check(struct eng_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
+				unsigned int access, struct eng_mr **mr);
+
+/* Memory windows, type 2B only (IBA 10.6.7): allocated FREE with an rkey of
+ * the MRs' key space; a BIND_MW work request makes one VALID over part of an
+ * MR for one QP; LOCAL_INV, SEND_WITH_INV, dealloc or the QP's destruction
+ * makes it FREE again. As many as max_mr (eng_dev_set_limits). */
+int eng_mw_alloc(struct eng_pd *pd, struct eng_mw **mw);
+int eng_mw_dealloc(struct eng_mw *mw);		/* a bound window is invalidated first */
+struct eng_mw *eng_mw_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
+uint32_t eng_mw_handle(const struct eng_mw *mw);	/* small, < max_mr; not a key */
+uint32_t eng_mw_rkey(const struct eng_mw *mw);
+
 /* Copy between an MR (already checked) and host memory. */
 enum eng_mem_err eng_mr_copy_out(const struct eng_mr *mr, uint64_t addr, void *dst, uint64_t len);
 enum eng_mem_err eng_mr_copy_in(const struct eng_mr *mr, uint64_t addr, const void *src,

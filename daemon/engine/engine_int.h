@@ -47,16 +47,18 @@ struct eng_dev {
 	void *ctx;
 	struct eng_tx tx;
 	struct eng_table pds, mrs, cqs, qps;	/* by handle */
+	struct eng_table mws;		/* memory windows by handle */
 	struct eng_table srqs;		/* by handle; each also holds a slot of qps */
-	struct eng_idmap mr_keys;	/* MRs by key >> 8: the low 8 bits are the
-					 * consumer's (ib_update_fast_reg_key) */
+	struct eng_idmap mr_keys;	/* MRs and windows by key >> 8: the low 8
+					 * bits are the consumer's
+					 * (ib_update_fast_reg_key, ibv_inc_rkey) */
 	struct eng_idmap qpns;		/* QPs by number */
 };
 
 struct eng_pd {
 	struct eng_dev *dev;
 	uint32_t index;
-	uint32_t users;		/* MRs, QPs and SRQs */
+	uint32_t users;		/* MRs, windows, QPs and SRQs */
 };
 
 struct eng_mr {
@@ -66,10 +68,23 @@ struct eng_mr {
 				 * (the map's name); lkey == rkey */
 	bool fast;		/* CREATE_MR: REG_MR and invalidation apply */
 	bool valid;		/* false: FREE (IBA 10.6.3.6), a fast MR's first state */
+	bool window;		/* the key of a memory window: a struct eng_mw */
+	uint32_t windows;	/* windows bound to it: no dereg or invalidation */
 	uint64_t iova, length;
 	unsigned int access;
 	eng_mem_map_fn map;
 	void *mem;
+};
+
+/* A type 2B memory window (IBA 10.6.7). Its key object comes first and
+ * lives in dev->mr_keys beside the MRs (one rkey space): pd, index (in
+ * dev->mws), key, valid (bound), iova and length (the bound range) and
+ * access (its remote rights) mean for the window what they mean for an
+ * MR; map and mem are unused. */
+struct eng_mw {
+	struct eng_mr k;
+	struct eng_mr *mr;	/* bound: the MR underneath (counted in mr->windows) */
+	struct eng_qp *qp;	/* bound: the one QP that reaches it */
 };
 
 struct eng_cq {
@@ -102,6 +117,12 @@ struct eng_swqe {
 static inline bool eng_wr_is_atomic(enum eng_wr_opcode op)
 {
 	return op == ENG_WR_ATOMIC_CMP_AND_SWP || op == ENG_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Work requests that send nothing (IBA 10.6.3.6, 10.6.7.2, 10.7.2.1). */
+static inline bool eng_wr_is_local(enum eng_wr_opcode op)
+{
+	return op == ENG_WR_REG_MR || op == ENG_WR_LOCAL_INV || op == ENG_WR_BIND_MW;
 }
 
 static inline bool eng_wr_is_rd_atomic(enum eng_wr_opcode op)
@@ -282,7 +303,12 @@ int eng_mr_frags(const struct eng_mr *mr, uint64_t va, uint32_t len, struct roce
 /* Fast registration and local invalidation of a send WQE on qp
  * (IBA 10.6.3.6, 10.7.2.1): 0 or the completion status. */
 enum eng_wc_status eng_mr_reg_fast(struct eng_qp *qp, const struct eng_send_wr *wr);
-enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key);
+/* remote: SEND_WITH_INV, which must arrive on a window's own QP. */
+enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key, bool remote);
+/* BIND_MW (IBA 10.6.7.2): 0 or ENG_WC_MW_BIND_ERR (counted). */
+enum eng_wc_status eng_mw_bind(struct eng_qp *qp, const struct eng_send_wr *wr);
+/* The QP goes away: the windows bound to it become FREE. */
+void eng_mw_qp_gone(struct eng_qp *qp);
 uint64_t eng_timeout_ns(uint8_t timeout);
 uint64_t eng_rnr_ns(uint8_t code);
 /* The retransmit point moved: PSNs before psn are acknowledged. */

@@ -8,7 +8,8 @@
  * leaves the key format to the implementation; rxe spends only 8 bits).
  * The low 8 bits of a fast-reg MR's key are the consumer's, set by each
  * REG_MR (IBA 10.6.3.6, ib_update_fast_reg_key), so the map is by key >> 8
- * and a lookup compares the whole key. Handles (the index in the table)
+ * and a lookup compares the whole key. Memory windows take their keys from
+ * the same map (one rkey space, as IB's). Handles (the index in the table)
  * are separate and never on the wire. Every range check is written so that
  * no sum can wrap 2^64.
  */
@@ -185,6 +186,7 @@ struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct e
 	dev->tx = *tx;
 	dev->pds.max = ENG_MAX_PD;
 	dev->mrs.max = ENG_MAX_MR;
+	dev->mws.max = ENG_MAX_MR;
 	dev->cqs.max = ENG_MAX_QP;
 	dev->qps.max = ENG_MAX_QP;
 	dev->srqs.max = ENG_MAX_QP - 1;
@@ -198,6 +200,7 @@ void eng_dev_free(struct eng_dev *dev)
 		return;
 	eng_table_free(&dev->pds);
 	eng_table_free(&dev->mrs);
+	eng_table_free(&dev->mws);
 	eng_table_free(&dev->cqs);
 	eng_table_free(&dev->qps);
 	eng_table_free(&dev->srqs);
@@ -246,7 +249,7 @@ static int mr_new(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned in
 
 	/* The last byte must be addressable: iova + length may reach 2^64
 	 * exactly, never beyond. */
-	if (access & ~ENG_ACCESS_ALL || !map || (length && length - 1 > UINT64_MAX - iova))
+	if (access & ~ENG_ACCESS_MR_ALL || !map || (length && length - 1 > UINT64_MAX - iova))
 		return -EINVAL;
 	/* IBA 10.6.3.1: remote write or atomic needs local write. */
 	if ((access & (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_ATOMIC)) &&
@@ -301,7 +304,7 @@ enum eng_wc_status eng_mr_reg_fast(struct eng_qp *qp, const struct eng_send_wr *
 	unsigned int access = wr->reg.access;
 
 	if (!mr || !mr->fast || mr->valid || mr->pd != qp->pd ||
-	    (mr->key ^ wr->reg.key) >> 8 || access & ~ENG_ACCESS_ALL ||
+	    (mr->key ^ wr->reg.key) >> 8 || access & ~ENG_ACCESS_MR_ALL ||
 	    ((access & (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & ENG_ACCESS_LOCAL_WRITE))) {
 		eng_count(qp, ENG_CNT_ERR_REG_MR);
@@ -313,16 +316,157 @@ enum eng_wc_status eng_mr_reg_fast(struct eng_qp *qp, const struct eng_send_wr *
 	return ENG_WC_SUCCESS;
 }
 
-/* IBA 10.7.2.1 / rxe_invalidate_mr: the exact key of a VALID fast-reg MR of
- * the QP's PD becomes FREE; every later access through it fails. */
-enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key)
+/* [addr, addr + len) inside [iova, iova + length), no sum wrapping 2^64. */
+static bool in_range(uint64_t iova, uint64_t length, uint64_t addr, uint64_t len)
+{
+	return addr >= iova && addr - iova <= length && len <= length - (addr - iova);
+}
+
+static struct eng_mw *to_mw(struct eng_mr *k)
+{
+	return (struct eng_mw *)k;	/* k is the window's first member */
+}
+
+/* A bound window becomes FREE: no QP, no MR, no range, no rights. */
+static void mw_unbind(struct eng_mw *mw)
+{
+	if (!mw->k.valid)
+		return;
+	mw->mr->windows--;
+	mw->mr = NULL;
+	mw->qp = NULL;
+	mw->k.valid = false;
+	mw->k.iova = mw->k.length = 0;
+	mw->k.access = 0;
+}
+
+/* IBA 10.7.2.1, 10.7.2.2 / rxe_invalidate_mr, rxe_invalidate_mw: the exact
+ * key of a VALID fast-reg MR of the QP's PD, with no window bound to it
+ * (IBA 10.6.7.2.6), or of a bound window of that PD becomes FREE; every
+ * later access through it fails. A type 2B window is invalidated remotely
+ * only through the QP it is bound to, as it is only accessed through it. */
+enum eng_wc_status eng_mr_invalidate(struct eng_qp *qp, uint32_t key, bool remote)
 {
 	struct eng_mr *mr = eng_idmap_get(&qp->dev->mr_keys, key >> 8);
 
-	if (!mr || mr->key != key || !mr->fast || !mr->valid || mr->pd != qp->pd)
+	if (!mr || mr->key != key || !mr->valid || mr->pd != qp->pd)
+		return ENG_WC_LOC_QP_OP_ERR;
+	if (mr->window) {
+		if (remote && to_mw(mr)->qp != qp)
+			return ENG_WC_LOC_QP_OP_ERR;
+		mw_unbind(to_mw(mr));
+		return ENG_WC_SUCCESS;
+	}
+	if (!mr->fast || mr->windows)
 		return ENG_WC_LOC_QP_OP_ERR;
 	mr->valid = false;
 	return ENG_WC_SUCCESS;
+}
+
+/* BIND_MW (IBA 10.6.7.2.2, checks as rxe_check_bind_mw): a FREE type 2
+ * window of the QP's PD (o10-37.2.30, C10-72), the new key differing in its
+ * low 8 bits at most, a non-empty range (o10-37.2.40) inside a VALID MR of
+ * that PD which allows binding (C10-73, C10-75), remote write or atomic
+ * rights only over an MR with local write (C10-74), remote rights only (no
+ * zero-based windows). Bound, the window is reached through qp alone. */
+enum eng_wc_status eng_mw_bind(struct eng_qp *qp, const struct eng_send_wr *wr)
+{
+	struct eng_mr *k = eng_idmap_get(&qp->dev->mr_keys, wr->bind.mw_rkey >> 8);
+	struct eng_mr *mr = eng_idmap_get(&qp->dev->mr_keys, wr->bind.mr_lkey >> 8);
+	unsigned int access = wr->bind.access;
+	struct eng_mw *mw;
+
+	if (!k || k->key != wr->bind.mw_rkey || !k->window || k->valid || k->pd != qp->pd ||
+	    (k->key ^ wr->bind.rkey) >> 8 || !wr->bind.length || access & ~ENG_ACCESS_ALL ||
+	    access & ENG_ACCESS_LOCAL_WRITE)
+		goto refuse;
+	if (!mr || mr->key != wr->bind.mr_lkey || mr->window || !mr->valid || mr->pd != qp->pd ||
+	    !(mr->access & ENG_ACCESS_MW_BIND) ||
+	    ((access & (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_ATOMIC)) &&
+	     !(mr->access & ENG_ACCESS_LOCAL_WRITE)) ||
+	    !in_range(mr->iova, mr->length, wr->bind.addr, wr->bind.length))
+		goto refuse;
+	mw = to_mw(k);
+	k->key = wr->bind.rkey;
+	k->iova = wr->bind.addr;
+	k->length = wr->bind.length;
+	k->access = access;
+	k->valid = true;
+	mw->mr = mr;
+	mw->qp = qp;
+	mr->windows++;
+	return ENG_WC_SUCCESS;
+
+refuse:
+	eng_count(qp, ENG_CNT_ERR_BIND_MW);
+	return ENG_WC_MW_BIND_ERR;	/* as rxe */
+}
+
+int eng_mw_alloc(struct eng_pd *pd, struct eng_mw **out)
+{
+	struct eng_mw *mw = calloc(1, sizeof(*mw));
+	uint32_t name;
+	int err;
+
+	if (!mw)
+		return -ENOMEM;
+	err = eng_table_add(&pd->dev->mws, mw, &mw->k.index);
+	if (err)
+		goto free_mw;
+	err = eng_idmap_add_random(&pd->dev->mr_keys, 0xffffff, NULL, &mw->k, &name);
+	if (err)
+		goto del_index;
+	mw->k.key = name << 8 | (arc4random() & 0xff);
+	mw->k.window = true;
+	mw->k.pd = pd;		/* FREE: valid false, no range, no rights */
+	pd->users++;
+	*out = mw;
+	return 0;
+
+del_index:
+	eng_table_del(&pd->dev->mws, mw->k.index);
+free_mw:
+	free(mw);
+	return err;
+}
+
+int eng_mw_dealloc(struct eng_mw *mw)
+{
+	struct eng_dev *dev = mw->k.pd->dev;
+
+	mw_unbind(mw);	/* IBA 10.6.7.2.5: dealloc invalidates */
+	eng_idmap_del(&dev->mr_keys, mw->k.key >> 8);
+	eng_table_del(&dev->mws, mw->k.index);
+	mw->k.pd->users--;
+	free(mw);
+	return 0;
+}
+
+void eng_mw_qp_gone(struct eng_qp *qp)
+{
+	uint32_t i;
+
+	for (i = 0; i < qp->dev->mws.cap; i++) {
+		struct eng_mw *mw = qp->dev->mws.slot[i];
+
+		if (mw && mw->qp == qp)
+			mw_unbind(mw);
+	}
+}
+
+struct eng_mw *eng_mw_get(const struct eng_dev *dev, uint32_t handle)
+{
+	return eng_table_get(&dev->mws, handle);
+}
+
+uint32_t eng_mw_handle(const struct eng_mw *mw)
+{
+	return mw->k.index;
+}
+
+uint32_t eng_mw_rkey(const struct eng_mw *mw)
+{
+	return mw->k.key;
 }
 
 int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length)
@@ -339,6 +483,7 @@ void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, u
 {
 	dev->pds.max = max_pd < ENG_MAX_PD ? max_pd : ENG_MAX_PD;
 	dev->mrs.max = max_mr < ENG_MAX_MR ? max_mr : ENG_MAX_MR;
+	dev->mws.max = dev->mrs.max;	/* as many windows as MRs, each counted apart */
 	dev->cqs.max = max_cq < ENG_MAX_QP ? max_cq : ENG_MAX_QP;
 	dev->qps.max = max_qp < ENG_MAX_QP ? max_qp : ENG_MAX_QP;
 	/* Each holds a QP slot too, and is of use only with a QP beside it. */
@@ -347,6 +492,8 @@ void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, u
 
 int eng_mr_dereg(struct eng_mr *mr)
 {
+	if (mr->windows)	/* IBA 10.6.7.2.6, as rxe */
+		return -EBUSY;
 	eng_idmap_del(&mr->pd->dev->mr_keys, mr->key >> 8);
 	eng_table_del(&mr->pd->dev->mrs, mr->index);
 	mr->pd->users--;
@@ -374,10 +521,9 @@ enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint
 			      struct eng_mr **out)
 {
 	struct eng_mr *mr = eng_idmap_get(&dev->mr_keys, key >> 8);
-	uint64_t off;
 
 	(void)remote;	/* lkey == rkey: the access flags tell local from remote use */
-	if (!mr || mr->key != key)
+	if (!mr || mr->key != key || mr->window)	/* a window's key is no lkey */
 		return ENG_MEM_BAD_KEY;
 	if (!mr->valid)
 		return ENG_MEM_INVALID;
@@ -385,13 +531,37 @@ enum eng_mem_err eng_mr_check(struct eng_dev *dev, const struct eng_pd *pd, uint
 		return ENG_MEM_BAD_PD;
 	if ((mr->access & access) != access)
 		return ENG_MEM_BAD_ACCESS;
-	if (addr < mr->iova)
-		return ENG_MEM_BAD_RANGE;
-	off = addr - mr->iova;
-	if (off > mr->length || len > mr->length - off)
+	if (!in_range(mr->iova, mr->length, addr, len))
 		return ENG_MEM_BAD_RANGE;
 	*out = mr;
 	return ENG_MEM_OK;
+}
+
+/* A window's rights and range, then the MR underneath as it is now (its
+ * range may have moved with MAP_MR_SG), whose own remote rights do not
+ * matter: the window grants them (IBA 10.6.7.1). */
+enum eng_mem_err eng_rkey_check(struct eng_qp *qp, uint32_t key, uint64_t addr, uint64_t len,
+				unsigned int access, struct eng_mr **out)
+{
+	struct eng_mr *k = eng_idmap_get(&qp->dev->mr_keys, key >> 8);
+	struct eng_mw *mw;
+
+	if (!k || k->key != key)
+		return ENG_MEM_BAD_KEY;
+	if (!k->window)
+		return eng_mr_check(qp->dev, qp->pd, key, true, addr, len, access, out);
+	mw = to_mw(k);
+	if (!k->valid)
+		return ENG_MEM_INVALID;
+	if (k->pd != qp->pd)
+		return ENG_MEM_BAD_PD;
+	if (mw->qp != qp)
+		return ENG_MEM_BAD_QP;
+	if ((k->access & access) != access)
+		return ENG_MEM_BAD_ACCESS;
+	if (!in_range(k->iova, k->length, addr, len))
+		return ENG_MEM_BAD_RANGE;
+	return eng_mr_check(qp->dev, qp->pd, mw->mr->key, true, addr, len, 0, out);
 }
 
 /* Walk [addr, addr + len) of an MR in host-contiguous pieces. */

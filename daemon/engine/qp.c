@@ -429,6 +429,7 @@ free_qp:
 
 int eng_qp_destroy(struct eng_qp *qp)
 {
+	eng_mw_qp_gone(qp);	/* its windows are reached through it alone */
 	eng_idmap_del(&qp->dev->qpns, qp->qpn);
 	eng_table_del(&qp->dev->qps, qp->index);
 	qp->pd->users--;
@@ -474,6 +475,7 @@ static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 	case ENG_WR_SEND_WITH_INV:	/* IETH opcodes are RC only (9.2.1) */
 	case ENG_WR_LOCAL_INV:		/* RC only, as rxe */
 	case ENG_WR_REG_MR:
+	case ENG_WR_BIND_MW:		/* type 2B windows serve RC QPs here */
 		return t == ENG_QPT_RC;
 	}
 	return false;
@@ -503,9 +505,8 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	    (qp->init.qp_type == ENG_QPT_UD && !wr->ud.ah))
 		return -EINVAL;
 	len = eng_sge_total(wr->sg_list, wr->num_sge);
-	/* Local operations carry no data (IBA 10.6.3.6, 10.7.2.1). */
-	if ((wr->opcode == ENG_WR_LOCAL_INV || wr->opcode == ENG_WR_REG_MR) &&
-	    (wr->num_sge || inl))
+	/* Local operations carry no data (IBA 10.6.3.6, 10.6.7.2, 10.7.2.1). */
+	if (eng_wr_is_local(wr->opcode) && (wr->num_sge || inl))
 		return -EINVAL;
 	if (len > ENG_MAX_MSG ||
 	    (inl && (eng_wr_is_rd_atomic(wr->opcode) || len > qp->init.cap.max_inline_data)))

@@ -163,11 +163,11 @@ static uint32_t reads_outstanding(const struct eng_qp *qp, uint32_t upto)
 	return n;
 }
 
-/* REG_MR and LOCAL_INV run when they reach the head of the send queue:
- * every WQE before them is complete, so none that uses the MR is overtaken
- * (IBA 10.8.3.3 asks that only of a fenced one; in order is simplest). A
- * refused one completes with LOC_QP_OP_ERR and the QP goes to ERR, as in
- * rxe. */
+/* REG_MR, LOCAL_INV and BIND_MW run when they reach the head of the send
+ * queue: every WQE before them is complete, so none that uses the MR or
+ * window is overtaken (IBA 10.8.3.3 asks that only of a fenced one; in
+ * order is simplest). A refused one completes with LOC_QP_OP_ERR
+ * (BIND_MW: MW_BIND_ERR) and the QP goes to ERR, as in rxe. */
 static int local_op(struct eng_qp *qp, struct eng_swqe *w)
 {
 	enum eng_wc_status st;
@@ -176,8 +176,10 @@ static int local_op(struct eng_qp *qp, struct eng_swqe *w)
 		return 0;	/* earlier WQEs are still outstanding */
 	if (w->wr.opcode == ENG_WR_REG_MR) {
 		st = eng_mr_reg_fast(qp, &w->wr);
+	} else if (w->wr.opcode == ENG_WR_BIND_MW) {
+		st = eng_mw_bind(qp, &w->wr);
 	} else {
-		st = eng_mr_invalidate(qp, w->wr.invalidate_rkey);
+		st = eng_mr_invalidate(qp, w->wr.invalidate_rkey, false);
 		if (st != ENG_WC_SUCCESS)
 			eng_count(qp, ENG_CNT_ERR_LOCAL_INV);
 	}
@@ -203,7 +205,7 @@ int eng_req_step(struct eng_qp *qp)
 	    qp->req.wqe >= qp->sq.count || !mtu)
 		return 0;
 	w = &qp->swqe[(qp->sq.head + qp->req.wqe) % qp->sq.size];
-	if (w->wr.opcode == ENG_WR_REG_MR || w->wr.opcode == ENG_WR_LOCAL_INV)
+	if (eng_wr_is_local(w->wr.opcode))
 		return local_op(qp, w);
 	rd_atomic = eng_wr_is_rd_atomic(w->wr.opcode);
 	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)

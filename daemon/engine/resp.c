@@ -114,8 +114,7 @@ static int read_check(struct eng_qp *qp, const struct roce_hdrs *h)
 	if (!h->reth.len)
 		return 0;
 	if (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_READ) ||
-	    eng_mr_check(qp->dev, qp->pd, h->reth.rkey, true, h->reth.va, h->reth.len,
-			 ENG_ACCESS_REMOTE_READ, &mr))
+	    eng_rkey_check(qp, h->reth.rkey, h->reth.va, h->reth.len, ENG_ACCESS_REMOTE_READ, &mr))
 		return -EACCES;
 	return 0;
 }
@@ -191,8 +190,7 @@ static void atomic_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	if (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_ATOMIC) ||
-	    eng_mr_check(qp->dev, qp->pd, h->atomic.rkey, true, h->atomic.va, 8,
-			 ENG_ACCESS_REMOTE_ATOMIC, &mr)) {
+	    eng_rkey_check(qp, h->atomic.rkey, h->atomic.va, 8, ENG_ACCESS_REMOTE_ATOMIC, &mr)) {
 		resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 		return;
 	}
@@ -278,8 +276,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 		/* The MR may have been deregistered since the request came: then
 		 * the READ ends in a remote access error at this response's PSN,
 		 * which the requester is waiting for. */
-		if (eng_mr_check(qp->dev, qp->pd, r->rkey, true, r->va + off, plen,
-				 ENG_ACCESS_REMOTE_READ, &mr)) {
+		if (eng_rkey_check(qp, r->rkey, r->va + off, plen, ENG_ACCESS_REMOTE_READ, &mr)) {
 			r->valid = false;
 			resp_error_at(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS, h.psn);
 			return -EFAULT;
@@ -413,8 +410,8 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 			qp->resp.wresid = h->reth.len;
 			qp->resp.wrkey = h->reth.rkey;
 			if (h->reth.len && (!(qp->attr.qp_access_flags & ENG_ACCESS_REMOTE_WRITE) ||
-			    eng_mr_check(qp->dev, qp->pd, h->reth.rkey, true, h->reth.va,
-					 h->reth.len, ENG_ACCESS_REMOTE_WRITE, &mr))) {
+			    eng_rkey_check(qp, h->reth.rkey, h->reth.va, h->reth.len,
+					   ENG_ACCESS_REMOTE_WRITE, &mr))) {
 				resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 				return;
 			}
@@ -453,8 +450,8 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		/* The key again for each packet: the MR may be gone since the
 		 * first one (then: remote access error, IBA 9.7.5.2.4). */
 		if (pkt->payload_len &&
-		    (eng_mr_check(qp->dev, qp->pd, qp->resp.wrkey, true, qp->resp.wva,
-				  pkt->payload_len, ENG_ACCESS_REMOTE_WRITE, &wmr) ||
+		    (eng_rkey_check(qp, qp->resp.wrkey, qp->resp.wva, pkt->payload_len,
+				    ENG_ACCESS_REMOTE_WRITE, &wmr) ||
 		     eng_mr_copy_from_pkt(wmr, qp->resp.wva, pkt, 0, pkt->payload_len))) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 			return;
@@ -469,11 +466,12 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	qp->resp.offset += pkt->payload_len;
 	qp->resp.in_msg = (op->mask & ROCE_F_END) ? 0 : kind;
 	/* SEND with Invalidate (IBA 10.7.2.2): the named rkey, a VALID
-	 * fast-reg MR of this QP's PD, is FREE before the receive completes;
+	 * fast-reg MR of this QP's PD or a window bound to this QP, is FREE
+	 * before the receive completes;
 	 * any other key fails the receive and is NAKed invalid request (rxe:
 	 * class J, REM_INV_REQ_ERR). */
 	if ((op->mask & ROCE_F_INV) && (op->mask & ROCE_F_END) &&
-	    eng_mr_invalidate(qp, pkt->h.ieth_rkey) != ENG_WC_SUCCESS) {
+	    eng_mr_invalidate(qp, pkt->h.ieth_rkey, true) != ENG_WC_SUCCESS) {
 		eng_count(qp, ENG_CNT_ERR_REMOTE_INV);
 		recv_complete(qp, ENG_WC_REM_INV_REQ_ERR, ENG_WC_RECV, 0, pkt);
 		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);

@@ -84,6 +84,8 @@ static size_t req_size(uint8_t cmd)
 	case VIRTIO_CMD_MODIFY_SRQ: return sizeof(struct virtio_rdma_cmd_modify_srq);
 	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_cmd_query_srq);
 	case VIRTIO_CMD_DESTROY_SRQ: return sizeof(struct virtio_rdma_cmd_destroy_srq);
+	case VIRTIO_CMD_ALLOC_MW: return sizeof(struct virtio_rdma_cmd_alloc_mw);
+	case VIRTIO_CMD_DEALLOC_MW: return sizeof(struct virtio_rdma_cmd_dealloc_mw);
 	default: return 0;
 	}
 }
@@ -103,6 +105,7 @@ static size_t rsp_size(uint8_t cmd)
 	case VIRTIO_CMD_QUERY_PKEY: return sizeof(struct virtio_rdma_rsp_query_pkey);
 	case VIRTIO_CMD_CREATE_SRQ: return sizeof(struct virtio_rdma_rsp_create_srq);
 	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_rsp_query_srq);
+	case VIRTIO_CMD_ALLOC_MW: return sizeof(struct virtio_rdma_rsp_alloc_mw);
 	default: return 0;
 	}
 }

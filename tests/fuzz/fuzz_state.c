@@ -22,8 +22,10 @@
  * the bytes that op reads (zero where the input ends). See the op_* below.
  * Checks: the sanitizers (use-after-free, leaks at exit), every status is a
  * known one, every CQE a known status and opcode or an event (a REG_MR,
- * LOCAL_INV or SEND_WITH_INV that succeeds completes with its own), no
- * WRITE or atomic through a FREE MR's key changes memory, a CQ buffer
+ * LOCAL_INV, BIND_MW or SEND_WITH_INV that succeeds completes with its
+ * own), no WRITE or atomic through a FREE MR's key, a FREE window's or one
+ * bound to another QP changes memory, one through a bound window changes
+ * no byte outside it, a CQ buffer
  * given back with length 0 unwritten, a slot's queues empty after CREATE
  * and DESTROY and a WQE posted to a slot without a QP given back at the
  * next poll (a WQE for a stale QPN goes to a slot the QPN picks, as a
@@ -54,6 +56,7 @@
 
 #include "codec.h"
 #include "engine_int.h"
+#include "vdev_int.h"
 #include "vdev_test.h"
 
 #define N_SLOTS		4u		/* max_cq = max_qp (fuzz_device.h) */
@@ -134,16 +137,17 @@ static uint32_t u32(void)
 /* ---- what the driver keeps ---- */
 
 struct f_mr {
-	uint32_t mrn, key;
-	uint32_t old_key;	/* the key before the last REG_MR posted: stale */
+	uint32_t mrn, key;	/* a window: its mwn and rkey */
+	uint32_t old_key;	/* the key before the last REG_MR or BIND_MW posted: stale */
 	bool fast;		/* CREATE_MR: REG_MR, LOCAL_INV, MAP_MR_SG apply */
-	uint64_t iova, len;
+	uint64_t iova, len;	/* a window: the range of the last bind posted */
+	bool mw;		/* a memory window, kept with the MRs: its key is used alike */
 };
 
 #define KEEP 8u
 /* wr_id >> 8 of op_fast's WQEs (op_post_send's are < 0x100, receives'
  * 0x1xx and 0x2xx) */
-enum { WR_REG_MR = 4, WR_LOCAL_INV, WR_SEND_INV };
+enum { WR_REG_MR = 4, WR_LOCAL_INV, WR_SEND_INV, WR_BIND_MW };
 static uint32_t pdns[KEEP], cqns[KEEP], qpns[KEEP], srqns[KEEP];
 static struct f_mr mrs[KEEP];
 static unsigned int n_pd, n_cq, n_mr, n_qp, n_srq;	/* free-running: the newest replace the oldest */
@@ -165,7 +169,7 @@ static uint32_t pick(const uint32_t *arr, unsigned int n, uint8_t b)
 
 static const struct f_mr *pick_mr(uint8_t b)
 {
-	static const struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096 };
+	static const struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096, false };
 	unsigned int have = n_mr < KEEP ? n_mr : KEEP;
 
 	return have ? &mrs[b % have] : &none;
@@ -264,7 +268,7 @@ static bool untouched(const uint8_t *b, uint32_t from)
  * section 5), or an async event: a guest driver passes it on unchanged. */
 static bool cqe_opcode_known(uint8_t op)
 {
-	return op <= 4 || op == 6 || op == 10 || op == 128 || op == 129 ||
+	return op <= 6 || op == 10 || op == 128 || op == 129 ||
 	       op == VIRTIO_RDMA_WC_ASYNC_EVENT;
 }
 
@@ -281,6 +285,8 @@ static bool cqe_opcode_fits(const struct virtio_rdma_cqe *c)
 		return c->opcode == 6;	/* IB_WC_LOCAL_INV */
 	case WR_SEND_INV:
 		return c->opcode == 0;	/* IB_WC_SEND */
+	case WR_BIND_MW:
+		return c->opcode == 5;	/* IB_WC_BIND_MW */
 	}
 	return true;
 }
@@ -481,14 +487,14 @@ static uint8_t map_sg(struct f_mr *m, uint32_t first, uint32_t npages, uint32_t 
  * MAP_MR_SG. */
 static void op_reg_mr(void)
 {
-	uint8_t kind = u8() % 4, access = u8() & 15;	/* REMOTE_ATOMIC included */
+	uint8_t kind = u8() % 4, access = u8() & 31;	/* REMOTE_ATOMIC, MW_BIND included */
 	uint32_t pdn = pick(pdns, n_pd, u8()), first = u8() % DATA_PAGES;
 	uint32_t npages = 1u + u8() % 8u, off = u16() % VIRTIO_RDMA_PAGE_SIZE;
 	uint64_t room = (uint64_t)npages * VIRTIO_RDMA_PAGE_SIZE - off;
 	uint64_t len = 1u + u32() % room;
 	uint32_t stride = kind == 2 ? 3 : 1;
 	struct virtio_rdma_rsp_mr r;
-	struct f_mr m;
+	struct f_mr m = { 0 };
 	uint8_t st;
 
 	m.len = len;
@@ -801,46 +807,92 @@ static void op_poll(void)
 }
 
 /* The key a WRITE or atomic request reaches memory through (a WRITE's
- * later packets through the one its first named), if it names a FREE
- * fast-reg MR. */
-static bool names_free_mr(const struct roce_pkt *pkt)
+ * later packets through the one its first named), or 0 for none. */
+static uint32_t write_key(const struct roce_pkt *pkt)
 {
 	const struct eng_qp *eq = eng_qp_of(pkt->h.dqpn);
-	uint32_t mask = pkt->op->mask, key;
-	const struct eng_mr *mr;
+	uint32_t mask = pkt->op->mask;
 
 	if (!v.eng || !(mask & ROCE_F_REQ) || !(mask & (ROCE_F_WRITE | ROCE_F_ATOMIC)))
-		return false;
+		return 0;
 	if (mask & ROCE_F_RETH)
-		key = pkt->h.reth.rkey;
-	else if (mask & ROCE_F_ATMETH)
-		key = pkt->h.atomic.rkey;
-	else if (eq)
-		key = eq->resp.wrkey;
-	else
-		return false;
-	mr = eng_idmap_get(&v.eng->mr_keys, key >> 8);
-	return mr && mr->key == key && mr->fast && !mr->valid;
+		return pkt->h.reth.rkey;
+	if (mask & ROCE_F_ATMETH)
+		return pkt->h.atomic.rkey;
+	return eq ? eq->resp.wrkey : 0;
 }
 
-/* A request through a FREE MR's key changes no byte of what MRs cover
- * (IBA 10.6.3.6; docs/virtio-rdma.md section 5). */
+static uint8_t may_change[DATA_PAGES * VIRTIO_RDMA_PAGE_SIZE];
+
+/* Mark what a bound window covers in the DATA area: its range through its
+ * MR's guest pages (the device's own mapping of them is not ours). */
+static void allow_window(const struct eng_mw *mw)
+{
+	const struct eng_mr *mr = mw->mr;
+	const struct vdev_mr *vm = mr->mem;
+	uint64_t off = mw->k.iova - mr->iova, left = mw->k.length, gpa, x, n;
+
+	while (left) {
+		if (vm->dma) {
+			gpa = off;
+		} else {
+			x = vm->first_off + off;
+			if (x / VIRTIO_RDMA_PAGE_SIZE >= vm->npages)
+				return;
+			gpa = vm->pages[x / VIRTIO_RDMA_PAGE_SIZE] + x % VIRTIO_RDMA_PAGE_SIZE;
+		}
+		n = VIRTIO_RDMA_PAGE_SIZE - gpa % VIRTIO_RDMA_PAGE_SIZE;
+		if (n > left)
+			n = left;
+		for (x = 0; x < n; x++)
+			if (gpa + x >= GUEST_GPA + DATA_OFF &&
+			    gpa + x < GUEST_GPA + DATA_OFF + sizeof(may_change))
+				may_change[gpa + x - GUEST_GPA - DATA_OFF] = 1;
+		off += n;
+		left -= n;
+	}
+}
+
+/* Whether a request's bytes are guarded, and which may change (may_change):
+ * none through a FREE fast-reg MR (IBA 10.6.3.6), a FREE window or one bound
+ * to another QP (type 2B, IBA 10.6.7); only the window's through a bound
+ * one (docs/virtio-rdma.md section 5). */
+static bool guarded(const struct roce_pkt *pkt)
+{
+	uint32_t key = write_key(pkt);
+	const struct eng_mr *k = key ? eng_idmap_get(&v.eng->mr_keys, key >> 8) : NULL;
+	const struct eng_mw *mw;
+
+	if (!k || k->key != key)
+		return false;
+	memset(may_change, 0, sizeof(may_change));
+	if (!k->window)
+		return k->fast && !k->valid;
+	mw = (const struct eng_mw *)k;
+	if (k->valid && mw->qp == eng_qp_of(pkt->h.dqpn))
+		allow_window(mw);
+	return true;
+}
+
+/* A request through a guarded key changes no byte it may not. */
 static void rx_frame(uint8_t *buf, uint32_t len)
 {
 	static uint8_t before[DATA_PAGES * VIRTIO_RDMA_PAGE_SIZE];
 	struct roce_frag f = { buf, len };
 	enum roce_drop why;
 	struct roce_pkt pkt;
-	bool free_mr;
+	bool guard;
 
 	if (roce_parse(&pkt, &f, 1, &why))
 		return;
-	free_mr = names_free_mr(&pkt);
-	if (free_mr)
+	guard = guarded(&pkt);
+	if (guard)
 		memcpy(before, guest + DATA_OFF, sizeof(before));
 	vdev_rx(&v, &pkt);
-	if (free_mr)
-		CHECK(!memcmp(before, guest + DATA_OFF, sizeof(before)));
+	if (!guard)
+		return;
+	for (size_t i = 0; i < sizeof(before); i++)
+		CHECK(may_change[i] || before[i] == guest[DATA_OFF + i]);
 }
 
 /* Rebuild a frame with its PSN moved (a valid frame the sender never sent). */
@@ -1077,7 +1129,7 @@ static uint32_t inv_key(const struct f_mr *m, uint8_t sel)
  * stale or random key, MAP_MR_SG on a FREE or VALID MR. */
 static void op_fast(void)
 {
-	static struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096 };
+	static struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096, false };
 	uint8_t buf[sizeof(struct virtio_rdma_cmd_post_send) + 16];
 	struct virtio_rdma_cmd_post_send *w = (void *)buf;
 	uint8_t what = u8() % 4, b = u8(), c = u8();
@@ -1108,7 +1160,7 @@ static void op_fast(void)
 		w->wr_id = WR_REG_MR << 8 | b;
 		w->wr.reg.mrn = m->mrn;
 		w->wr.reg.key = key;
-		w->wr.reg.access = (c >> 1) & 0x1f;	/* 16: not an access flag */
+		w->wr.reg.access = (c >> 1) & 0x3f;	/* 32: not an access flag */
 		if (!(c & 1)) {		/* ib_update_fast_reg_key: the driver's new key */
 			m->old_key = m->key;
 			m->key = key;
@@ -1132,10 +1184,74 @@ static void op_fast(void)
 		posted(k);
 }
 
+/* A kept window (or MR) by b: mostly a window, if one is kept. */
+static struct f_mr *pick_kind(uint8_t b, bool window)
+{
+	static struct f_mr none = { 0x7f, 0x7f00, 0x7f00, false, 0, 4096, false };
+	unsigned int have = n_mr < KEEP ? n_mr : KEEP, i;
+	struct f_mr *m = have ? &mrs[b % have] : &none;
+
+	for (i = 0; !(b & 0x80) && i < have && m->mw != window; i++)
+		m = &mrs[(b + i + 1) % have];
+	return m;
+}
+
+/* Memory windows (docs/virtio-rdma.md sections 4, 5): ALLOC_MW (type 2,
+ * sometimes 1 or another), DEALLOC_MW, a BIND_MW WQE of a kept window over
+ * part of a kept MR (its key moved on, sometimes the upper bits wrong or a
+ * stale window key; the range mostly inside the MR; any rights). A window
+ * is kept with the MRs, so WQEs and frames use its key as they use an
+ * MR's, and op_fast invalidates it (LOCAL_INV, SEND_WITH_INV). */
+static void op_mw(void)
+{
+	uint8_t what = u8() % 3, b = u8(), c = u8();
+	struct f_mr *w = pick_kind(b, true);
+
+	if (what == 0) {
+		struct virtio_rdma_cmd_alloc_mw q = { pick(pdns, n_pd, b),
+						      c & 0x80 ? c % 4u : VIRTIO_IB_MW_TYPE_2 };
+		struct virtio_rdma_rsp_alloc_mw r;
+
+		if (!ctrl(VIRTIO_CMD_ALLOC_MW, &q, sizeof(q), &r, sizeof(r)))
+			KEEP_ADD(mrs, n_mr, ((struct f_mr){ r.mwn, r.rkey, r.rkey, false, 0, 4096,
+							    true }));
+	} else if (what == 1) {
+		struct virtio_rdma_cmd_dealloc_mw q = { w->mrn };
+
+		ctrl(VIRTIO_CMD_DEALLOC_MW, &q, sizeof(q), NULL, 0);
+	} else {
+		struct virtio_rdma_cmd_post_send wqe = {
+			.send_flags = VIRTIO_IB_SEND_SIGNALED, .opcode = VIRTIO_IB_WR_BIND_MW,
+			.wr_id = WR_BIND_MW << 8 | b,
+		};
+		const struct f_mr *m = pick_kind(u8(), false);
+		uint32_t k = wq_slot(pick(qpns, n_qp, u8())), off = u16(), len = u16();
+		uint32_t key = (w->key & ~0xffu) | u8();
+
+		if (c & 1)
+			key ^= (uint32_t)(1u + u8()) << 8;
+		wqe.wr.bind_mw.addr = m->iova + off % (m->len + 1);
+		wqe.wr.bind_mw.length = c & 2 ? len : 1u + len % (m->len - off % (m->len + 1) + 1);
+		wqe.wr.bind_mw.mw_rkey = c & 4 ? w->old_key : w->key;
+		wqe.wr.bind_mw.rkey = key;
+		wqe.wr.bind_mw.mr_lkey = m->key;
+		wqe.wr.bind_mw.access = c & 8 ? (c >> 2) & 0x3f : VIRTIO_IB_ACCESS_REMOTE_WRITE |
+			VIRTIO_IB_ACCESS_REMOTE_ATOMIC | VIRTIO_IB_ACCESS_REMOTE_READ;
+		if (!(c & 5)) {		/* ibv_inc_rkey: the driver's new key and range */
+			w->old_key = w->key;
+			w->key = key;
+			w->iova = wqe.wr.bind_mw.addr;
+			w->len = wqe.wr.bind_mw.length;
+		}
+		if (post_chain(VIRTIO_RDMA_SQ_VQ(vmcfg.max_cq, k), &wqe, sizeof(wqe)))
+			posted(k);
+	}
+}
+
 static void (*const ops[])(void) = {
 	op_create_pd, op_create_cq, op_reg_mr, op_dereg_mr, op_create_qp, op_connect,
 	op_modify_state, op_destroy, op_post_send, op_post_recv, op_poll, op_deliver,
-	op_frame, op_notify, op_vhost, op_srq, op_fast,
+	op_frame, op_notify, op_vhost, op_srq, op_fast, op_mw,
 };
 #define OP_MAX (sizeof(ops) / sizeof(ops[0]))
 

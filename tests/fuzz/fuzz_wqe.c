@@ -52,6 +52,7 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 						 ENG_SEND_SOLICITED | ENG_SEND_INLINE)) == 0);
 	CHECK((uint32_t)wr->opcode <= VIRTIO_IB_WR_ATOMIC_FETCH_AND_ADD ||
 	      (uint32_t)wr->opcode == VIRTIO_IB_WR_LOCAL_INV ||
+	      (uint32_t)wr->opcode == VIRTIO_IB_WR_BIND_MW ||
 	      (uint32_t)wr->opcode == VIRTIO_IB_WR_SEND_WITH_INV ||
 	      (uint32_t)wr->opcode == VIRTIO_IB_WR_REG_MR);
 	need = hdr + 16u * wr->num_sge;
@@ -106,6 +107,15 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 		memcpy(&c, buf, hdr);
 		CHECK(wr->reg.mrn == c.wr.reg.mrn && wr->reg.key == c.wr.reg.key &&
 		      wr->reg.access == c.wr.reg.access);
+	}
+	if (lim->qp_type != VIRTIO_IB_QPT_UD && (uint32_t)wr->opcode == VIRTIO_IB_WR_BIND_MW) {
+		struct virtio_rdma_cmd_post_send c;
+
+		memcpy(&c, buf, hdr);
+		CHECK(wr->bind.addr == c.wr.bind_mw.addr && wr->bind.length == c.wr.bind_mw.length);
+		CHECK(wr->bind.mw_rkey == c.wr.bind_mw.mw_rkey && wr->bind.rkey == c.wr.bind_mw.rkey);
+		CHECK(wr->bind.mr_lkey == c.wr.bind_mw.mr_lkey &&
+		      wr->bind.access == c.wr.bind_mw.access);
 	}
 	if ((uint32_t)wr->opcode == VIRTIO_IB_WR_LOCAL_INV ||
 	    (uint32_t)wr->opcode == VIRTIO_IB_WR_SEND_WITH_INV) {

@@ -64,6 +64,10 @@ r += rec(11, struct.pack('<IBBHIIIIIIIII24x', 0, 2, 0, 0, 16, 2, 0, 0, 0, 1, 0, 
 r += rec(20, struct.pack('<IIII', 0, 2, 0, 2))          # MODIFY_SRQ limit 2
 r += rec(21, struct.pack('<I', 0))                      # QUERY_SRQ
 r += rec(22, struct.pack('<I', 0))                      # DESTROY_SRQ: BUSY
+r += rec(23, struct.pack('<II', 0, 2))                  # ALLOC_MW type 2 -> 0
+r += rec(23, struct.pack('<II', 0, 1))                  # ALLOC_MW type 1: UNSUPP
+r += rec(24, struct.pack('<I', 0))                      # DEALLOC_MW
+r += rec(9, struct.pack('<IIQQQQII', 0, 17, 0x7f0000001000, 0x4000, 0x7f0000001000, GPA, 4, 0))  # REG_USER_MR, MW_BIND
 for m in range(4):
     r += rec(10, struct.pack('<I', m))                  # DEREG_MR
 r += rec(3, struct.pack('<I', 0)) + rec(3, struct.pack('<I', 1))

@@ -88,6 +88,18 @@ def reg(q, m, low, access=7):
     return fast(0, q, m, access << 1, bytes([low]))
 
 
+def mw(what, b=0, c=0, rest=b''):
+    # what: 0 ALLOC_MW (b: the PD, c < 0x80: type 2), 1 DEALLOC_MW (b: the
+    # kept window), 2 BIND_MW of kept window b (c: 0 a valid bind; rest:
+    # bind_rest())
+    return bytes([17, what, b, c]) + rest
+
+
+def bind_rest(m, q, off, length, low):
+    # over kept MR m at off, length bytes (1 + (length - 1) % room), on QP q
+    return bytes([m, q]) + struct.pack('<HH', off, length - 1) + bytes([low])
+
+
 def flow(n=8):
     return (poll() + deliver()) * n
 
@@ -131,6 +143,22 @@ seeds = {
     'rc_ieth': frwr + reg(1, 2, 0x77) + flow(2) + recv(1, [(1, 0, 8192)]) +
     frame(1, 28, m=2, plen=64) + flow(2) + send(0, WRITE, rm=2, sges=[(0, 0, 500)]) + flow(),
 }
+# + an MR that allows windows (kept MR 2), a window (kept 3) bound on QP 1
+# over 8 KiB of it from 4 KiB on
+mwset = (setup + mr(1, 7 | 16, first=48, npages=8, length=32768) + qp(RC) + qp(RC) +
+         connect(0, 1) + mw(0) + mw(2, 3, 0, bind_rest(2, 1, 4096, 8192, 0x33)) + flow(2))
+seeds.update({
+    # a WRITE inside the window, then one that runs past its end (refused:
+    # the memory check sees a WRITE that lands outside it)
+    'rc_mw': mwset + send(0, WRITE, rm=3, roff=100, sges=[(0, 0, 3000)]) + flow() +
+    send(0, WRITE, rm=3, roff=8000, sges=[(0, 0, 3000)]) + flow(),
+    # READ through it, LOCAL_INV on its QP, then a WRITE through the FREE window
+    'rc_mw_inv': mwset + send(0, READ, rm=3, roff=0, sges=[(0, 0, 2000)]) + flow() +
+    fast(1, 1, 3) + flow(2) + send(0, WRITE, rm=3, sges=[(0, 4096, 3000)]) + flow(),
+    # SEND_WITH_INV names it, then a WRITE through it; then DEALLOC_MW
+    'rc_mw_send_inv': mwset + recv(1, [(1, 0, 8192)]) + fast(2, 0, 3, rest=sge0) + flow() +
+    send(0, WRITE, rm=3, sges=[(0, 4096, 1000)]) + flow() + mw(1, 3),
+})
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():
     with open(os.path.join(OUT, name), 'wb') as f:

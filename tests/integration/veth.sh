@@ -73,6 +73,10 @@ b_handed_over() { [ "$(port "$TMP/sb.json" .port.handed_over)" -gt 0 ]; }
 check "vrdma_test 1-29 between two daemons" vtest_ok $(seq 29)
 check "every frame sent arrived, both ways" frames_match
 check "B's second worker handed its frames to the queue's worker" b_handed_over
+# Fast registration and memory windows across the wire: B registers (REG_MR)
+# or binds a window (BIND_MW), A reads and writes through the key, B or A
+# invalidates it, A's next access is a remote access error.
+check "vrdma_test 33-34 (fast registration, memory windows) between two daemons" vtest_ok 33 34
 
 # ---- the perf tools between the daemons ----
 : "${VRDMA_PINGPONG:=$HERE/../build/asan/vrdma-pingpong}"

@@ -684,8 +684,12 @@ static void t_query_device(struct env *e)
 		CHECK(c->max_qp >= 1 && c->max_cq >= 1, "%s: max_qp %u max_cq %u", vm, c->max_qp, c->max_cq);
 		CHECK(c->max_qp_wr == 4096, "%s: max_qp_wr %u", vm, c->max_qp_wr);
 		CHECK(c->max_ah == 65536, "%s: max_ah %u", vm, c->max_ah);
-		CHECK(c->device_cap_flags == (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN | VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS), "%s: device_cap_flags %#llx",
-		      vm, (unsigned long long)c->device_cap_flags);
+		CHECK(c->device_cap_flags == (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+					      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS |
+					      VIRTIO_RDMA_DEV_MEM_WINDOW |
+					      VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B),
+		      "%s: device_cap_flags %#llx", vm, (unsigned long long)c->device_cap_flags);
+		CHECK(c->max_mw == c->max_mr, "%s: max_mw %u, max_mr %u", vm, c->max_mw, c->max_mr);
 		CHECK(c->max_send_sge == 32 && c->max_recv_sge == 32 && c->max_sge_rd == 32,
 		      "%s: sge limits %u/%u/%u", vm, c->max_send_sge, c->max_recv_sge, c->max_sge_rd);
 		CHECK(c->max_cqe == 65536, "%s: max_cqe %u", vm, c->max_cqe);
@@ -2000,6 +2004,222 @@ static void t_dereg_under_write(struct env *e)
 out:;
 }
 
+/* ---- fast registration and memory windows across the wire ---- */
+
+#define WC_BIND_MW		5
+#define WC_MW_BIND_ERR		6
+#define WC_WITH_INV		4u
+
+/* An RDMA WRITE or READ of len bytes from s's buffer at off to raddr with
+ * rkey; its completion's status must be want. */
+static bool rdma1(struct env *e, struct ep *s, uint32_t opcode, size_t off, void *raddr,
+		  uint32_t rkey, uint32_t len, uint64_t wr_id, uint8_t want)
+{
+	struct vrdma_send_wr wr;
+	struct vrdma_sge sge;
+
+	wr = send_wr(s, &sge, wr_id, opcode, s->buf + off, len, NULL);
+	wr.remote_addr = (uintptr_t)raddr;
+	wr.rkey = rkey;
+	TRY(vrdma_post_send(s->qp, &wr));
+	return expect_wc(e, s->scq, opcode == VIRTIO_IB_WR_RDMA_READ ? "RDMA READ" : "RDMA WRITE",
+			 wr_id, want, want == WC_SUCCESS ? (opcode == VIRTIO_IB_WR_RDMA_READ ?
+			 WC_RDMA_READ : WC_RDMA_WRITE) : -1, NULL);
+out:
+	return false;
+}
+
+/* A local operation on ep's QP (LOCAL_INV, REG_MR, BIND_MW): its completion. */
+static bool local1(struct env *e, struct ep *ep, struct vrdma_send_wr *wr, uint8_t want, int opcode)
+{
+	wr->send_flags = VIRTIO_IB_SEND_SIGNALED;
+	TRY(vrdma_post_send(ep->qp, wr));
+	return expect_wc(e, ep->scq, "local operation", wr->wr_id, want, opcode, NULL);
+out:
+	return false;
+}
+
+/* A sends a SEND_WITH_INV naming key; B's receive reports it invalidated. */
+static bool send_inv1(struct env *e, struct pair *p, uint32_t key, uint64_t wr_id)
+{
+	struct virtio_rdma_cqe wc;
+	struct vrdma_send_wr wr;
+	struct vrdma_sge sge;
+
+	MUST(post_recv1(e, &p->b, wr_id + 1, p->b.buf, 256));
+	wr = send_wr(&p->a, &sge, wr_id, VIRTIO_IB_WR_SEND_WITH_INV, p->a.buf, 64, NULL);
+	wr.invalidate_rkey = key;
+	TRY(vrdma_post_send(p->a.qp, &wr));
+	MUST(expect_wc(e, p->a.scq, "SEND_WITH_INV", wr_id, WC_SUCCESS, WC_SEND, NULL));
+	MUST(expect_wc(e, p->b.rcq, "its receive", wr_id + 1, WC_SUCCESS, WC_RECV, &wc));
+	CHECK(wc.wc_flags & WC_WITH_INV, "receive wc_flags %#x: no IB_WC_WITH_INVALIDATE",
+	      wc.wc_flags);
+	CHECK(wc.ex.invalidate_rkey == key, "receive names key %#x, want %#x",
+	      wc.ex.invalidate_rkey, key);
+	return true;
+out:
+	return false;
+}
+
+/* A fast-registration MR of b over [target, target + len), made VALID by a
+ * REG_MR on b's QP with a new key; the key. */
+static bool frwr_reg(struct env *e, struct ep *b, uint8_t *target, uint32_t len,
+		     struct vrdma_mr **fmr, uint32_t *key, uint64_t wr_id)
+{
+	struct vrdma_send_wr wr;
+
+	TRY(vrdma_create_mr(b->pd, VIRTIO_IB_ACCESS_LOCAL_WRITE, 4, fmr));
+	TRY(vrdma_map_mr_sg(*fmr, target, len));
+	vrdma_update_fast_reg_key(*fmr, (uint8_t)(vrdma_mr_rkey(*fmr) + 5));
+	*key = vrdma_mr_rkey(*fmr);
+	wr = (struct vrdma_send_wr){ .wr_id = wr_id, .opcode = VIRTIO_IB_WR_REG_MR,
+		.reg = { vrdma_mr_handle(*fmr), *key, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+			 VIRTIO_IB_ACCESS_REMOTE_WRITE | VIRTIO_IB_ACCESS_REMOTE_READ } };
+	return local1(e, b, &wr, WC_SUCCESS, WC_REG_MR);
+out:
+	return false;
+}
+
+/* IBA 10.6.3.6, 10.7 between the VMs (two daemons under veth.sh): B
+ * registers a CREATE_MR MR with REG_MR; A writes and reads through the new
+ * key; B's LOCAL_INV makes A's next WRITE a remote access error. Then on a
+ * fresh pair A's SEND_WITH_INV names B's key: B's receive says so, and the
+ * key no longer works. */
+static void t_frwr_wire(struct env *e)
+{
+	uint32_t key, len = 3 * 4096;
+	struct vrdma_send_wr wr;
+	struct vrdma_mr *fmr;
+	struct pair p;
+	uint8_t *target;
+	long bad;
+
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	target = vrdma_alloc_buf(e->ctx[B], 4 * 4096);
+	CHECK(target, "vrdma_alloc_buf failed");
+	memset(target, 0xee, 4 * 4096);
+	MUST(frwr_reg(e, &p.b, target + 512, len, &fmr, &key, 80));
+	fill(p.a.buf, len, 11);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + 512 + 100, key, len - 200, 81,
+		   WC_SUCCESS));
+	bad = mismatch(target + 612, len - 200, 11);
+	CHECK(bad < 0, "byte %ld written through the REG_MR key differs", bad);
+	CHECK(target[611] == 0xee && target[612 + len - 200] == 0xee, "written outside the range");
+	fill(target + 512, len, 12);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_READ, 65536, target + 512, key, len, 82, WC_SUCCESS));
+	bad = mismatch(p.a.buf + 65536, len, 12);
+	CHECK(bad < 0, "byte %ld read through the REG_MR key differs", bad);
+	wr = (struct vrdma_send_wr){ .wr_id = 83, .opcode = VIRTIO_IB_WR_LOCAL_INV,
+				     .invalidate_rkey = key };
+	MUST(local1(e, &p.b, &wr, WC_SUCCESS, WC_LOCAL_INV));
+	memset(target, 0xee, 4 * 4096);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + 512, key, 64, 84,
+		   WC_REM_ACCESS_ERR));
+	CHECK(target[512] == 0xee, "a WRITE through the invalidated key landed");
+	TRY(vrdma_dereg_mr(fmr));
+
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_RC, A, B));
+	MUST(frwr_reg(e, &p.b, target, len, &fmr, &key, 85));
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target, key, 64, 86, WC_SUCCESS));
+	MUST(send_inv1(e, &p, key, 87));
+	memset(target, 0xee, 64);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target, key, 64, 89, WC_REM_ACCESS_ERR));
+	CHECK(target[0] == 0xee, "a WRITE through the key SEND_WITH_INV invalidated landed");
+	TRY(vrdma_dereg_mr(fmr));
+out:;
+}
+
+/* A window of B over [target + off, + len) of mr, bound on B's QP. */
+static bool mw_bind(struct env *e, struct ep *b, struct vrdma_mr *mr, uint8_t *target, size_t off,
+		    uint32_t len, struct vrdma_mw **mw, uint64_t wr_id)
+{
+	struct vrdma_mw_bind bind = { mr, (uintptr_t)(target + off), len,
+				      VIRTIO_IB_ACCESS_REMOTE_WRITE | VIRTIO_IB_ACCESS_REMOTE_READ };
+
+	TRY(vrdma_alloc_mw(b->pd, VIRTIO_IB_MW_TYPE_2, mw));
+	TRY(vrdma_bind_mw(b->qp, *mw, wr_id, &bind));
+	return expect_wc(e, b->scq, "BIND_MW", wr_id, WC_SUCCESS, WC_BIND_MW, NULL);
+out:
+	return false;
+}
+
+/* A fresh pair whose B has an MR over target with MW_BIND and no remote
+ * rights, and a window over [target + off, + len) of it bound on B's QP. */
+static bool mw_pair(struct env *e, struct pair *p, uint8_t *target, size_t off, uint32_t len,
+		    struct vrdma_mr **mr, struct vrdma_mw **mw, uint64_t wr_id)
+{
+	MUST(pair_make(e, p, VIRTIO_IB_QPT_RC, A, B));
+	TRY(vrdma_reg_mr(p->b.pd, target, 4 * 4096, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+			 VIRTIO_IB_ACCESS_MW_BIND, mr));
+	return mw_bind(e, &p->b, *mr, target, off, len, mw, wr_id);
+out:
+	return false;
+}
+
+/* IBA 10.6.7 between the VMs: B's MR has no remote rights, only MW_BIND; a
+ * window bound over part of it lets A write and read inside it, not outside
+ * it; after LOCAL_INV, SEND_WITH_INV or DEALLOC_MW nothing gets through;
+ * the MR is BUSY while the window is bound. */
+static void t_mw_wire(struct env *e)
+{
+	const size_t off = 4096 + 256;
+	const uint32_t len = 8192;
+	struct vrdma_send_wr wr;
+	struct vrdma_mw *mw, *mw2;
+	struct vrdma_mr *mr;
+	struct pair p;
+	uint8_t *target;
+	uint32_t key;
+	long bad;
+
+	target = vrdma_alloc_buf(e->ctx[B], 4 * 4096);
+	CHECK(target, "vrdma_alloc_buf failed");
+	MUST(mw_pair(e, &p, target, off, len, &mr, &mw, 90));
+	EXPECT(vrdma_alloc_mw(p.b.pd, VIRTIO_IB_MW_TYPE_1, &mw2), -EOPNOTSUPP);
+	key = vrdma_mw_rkey(mw);
+	EXPECT(vrdma_dereg_mr(mr), -EBUSY);
+	memset(target, 0xee, 4 * 4096);
+	fill(p.a.buf, len, 21);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + off + 1000, key, len - 1000, 91,
+		   WC_SUCCESS));
+	bad = mismatch(target + off + 1000, len - 1000, 21);
+	CHECK(bad < 0, "byte %ld written through the window differs", bad);
+	CHECK(target[off + 999] == 0xee && target[off + len] == 0xee, "written outside the range");
+	fill(target + off, len, 22);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_READ, 65536, target + off, key, len, 92, WC_SUCCESS));
+	bad = mismatch(p.a.buf + 65536, len, 22);
+	CHECK(bad < 0, "byte %ld read through the window differs", bad);
+	/* one byte past the window (inside the MR): refused, nothing lands */
+	memset(target, 0xee, 4 * 4096);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + off + 1, key, len, 93,
+		   WC_REM_ACCESS_ERR));
+	CHECK(target[off + 1] == 0xee, "a WRITE past the window landed");
+	TRY(vrdma_dealloc_mw(mw));	/* bound (its QP is in ERR now): invalidated */
+	TRY(vrdma_dereg_mr(mr));
+
+	/* LOCAL_INV of the window's key, then the window is FREE */
+	MUST(mw_pair(e, &p, target, off, len, &mr, &mw, 94));
+	key = vrdma_mw_rkey(mw);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + off, key, 64, 95, WC_SUCCESS));
+	wr = (struct vrdma_send_wr){ .wr_id = 96, .opcode = VIRTIO_IB_WR_LOCAL_INV,
+				     .invalidate_rkey = key };
+	MUST(local1(e, &p.b, &wr, WC_SUCCESS, WC_LOCAL_INV));
+	TRY(vrdma_dereg_mr(mr));	/* no window bound now */
+	memset(target + off, 0xee, 64);
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_WRITE, 0, target + off, key, 64, 97, WC_REM_ACCESS_ERR));
+	CHECK(target[off] == 0xee, "a WRITE through the invalidated window landed");
+	TRY(vrdma_dealloc_mw(mw));
+
+	/* SEND_WITH_INV naming the window */
+	MUST(mw_pair(e, &p, target, off, len, &mr, &mw, 98));
+	key = vrdma_mw_rkey(mw);
+	MUST(send_inv1(e, &p, key, 99));
+	MUST(rdma1(e, &p.a, VIRTIO_IB_WR_RDMA_READ, 0, target + off, key, 64, 101, WC_REM_ACCESS_ERR));
+	TRY(vrdma_dealloc_mw(mw));
+	TRY(vrdma_dereg_mr(mr));
+out:;
+}
+
 /* ---- the table ---- */
 
 static const struct test {
@@ -2039,6 +2259,8 @@ static const struct test {
 	{ "MR deregistered under a WRITE into it: REM_ACCESS_ERR", t_dereg_under_write },
 	/* appended: scripts name tests by number */
 	{ "RC atomics (CMP_AND_SWP, FETCH_AND_ADD)", t_rc_atomic },
+	{ "fast registration on the wire: REG_MR, LOCAL_INV, SEND_WITH_INV", t_frwr_wire },
+	{ "memory windows on the wire: BIND_MW, access, invalidation", t_mw_wire },
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))

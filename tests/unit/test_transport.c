@@ -1037,6 +1037,322 @@ static void test_inv_under_write(void **state)
 	frwr_free(&a, &b);
 }
 
+/* ---- memory windows, type 2B (IBA 10.6.7) ---- */
+
+static uint64_t get_u64(const uint8_t *p);
+
+#define MW_MR_IOVA	0x30000000ull
+#define MW_MR_LEN	8192u
+#define MW_OFF		1024u		/* the window: [MR + 1024, MR + 5120) */
+#define MW_LEN		4096u
+#define MW_DST		(1u << 20)	/* b.mem under the MR */
+
+enum mw_fault {
+	MF_NONE, MF_TWICE, MF_MW_OTHER_PD, MF_MR_OTHER_PD, MF_NO_MW_BIND, MF_BEFORE_MR,
+	MF_PAST_MR, MF_ZERO_LEN, MF_KEY_UPPER, MF_STALE_MW_KEY, MF_WRITE_NO_LOCAL_WRITE,
+	MF_LOCAL_WRITE_RIGHT, MF_ZERO_BASED, MF_FREE_FAST_MR, MF_MR_KEY_IS_MW,
+};
+
+/* What happens between the bind and the access. */
+enum mw_then {
+	MT_NONE, MT_NOT_BOUND, MT_OTHER_QP, MT_LOCAL_INV, MT_SEND_INV, MT_DEALLOC,
+	MT_SEND_INV_OTHER_QP,
+};
+
+struct mw_case {
+	const char *name;
+	enum mw_fault fault;
+	unsigned int rights;		/* the window's */
+	enum mw_then then;
+	enum eng_wr_opcode op;		/* the access from a */
+	int64_t off;			/* from the window's start */
+	uint32_t len;
+	enum eng_wc_status want;	/* of the access (the bind's for a fault) */
+};
+
+#define RW (ENG_ACCESS_REMOTE_WRITE | ENG_ACCESS_REMOTE_READ)
+static const struct mw_case mw_cases[] = {
+	{ "write inside", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_WRITE, 100, 2000, ENG_WC_SUCCESS },
+	{ "write all", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_WRITE, 0, MW_LEN, ENG_WC_SUCCESS },
+	{ "read inside", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_READ, 300, 3000, ENG_WC_SUCCESS },
+	{ "atomic", MF_NONE, ENG_ACCESS_REMOTE_ATOMIC, MT_NONE, ENG_WR_ATOMIC_FETCH_AND_ADD, 8, 8,
+	  ENG_WC_SUCCESS },
+	{ "write before", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_WRITE, -1, 16, ENG_WC_REM_ACCESS_ERR },
+	{ "write past end", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_WRITE, MW_LEN - 8, 16,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "read past end", MF_NONE, RW, MT_NONE, ENG_WR_RDMA_READ, 1, MW_LEN,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "write, read rights", MF_NONE, ENG_ACCESS_REMOTE_READ, MT_NONE, ENG_WR_RDMA_WRITE, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "read, write rights", MF_NONE, ENG_ACCESS_REMOTE_WRITE, MT_NONE, ENG_WR_RDMA_READ, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "atomic, rw rights", MF_NONE, RW, MT_NONE, ENG_WR_ATOMIC_FETCH_AND_ADD, 8, 8,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "FREE window", MF_NONE, RW, MT_NOT_BOUND, ENG_WR_RDMA_WRITE, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "bound to another QP", MF_NONE, RW, MT_OTHER_QP, ENG_WR_RDMA_WRITE, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "after LOCAL_INV", MF_NONE, RW, MT_LOCAL_INV, ENG_WR_RDMA_WRITE, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "after SEND_WITH_INV", MF_NONE, RW, MT_SEND_INV, ENG_WR_RDMA_WRITE, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "after dealloc", MF_NONE, RW, MT_DEALLOC, ENG_WR_RDMA_READ, 0, 64,
+	  ENG_WC_REM_ACCESS_ERR },
+	{ "SEND_WITH_INV on another QP", MF_NONE, RW, MT_SEND_INV_OTHER_QP, ENG_WR_RDMA_WRITE, 0,
+	  64, ENG_WC_REM_INV_REQ_ERR },
+	{ "bind twice", MF_TWICE, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "window of another PD", MF_MW_OTHER_PD, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "MR of another PD", MF_MR_OTHER_PD, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "MR without MW_BIND", MF_NO_MW_BIND, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "range before the MR", MF_BEFORE_MR, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "range past the MR", MF_PAST_MR, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "zero length", MF_ZERO_LEN, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "new key's upper bits", MF_KEY_UPPER, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "stale window key", MF_STALE_MW_KEY, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "write over read-only MR", MF_WRITE_NO_LOCAL_WRITE, RW, MT_NONE, 0, 0, 0,
+	  ENG_WC_MW_BIND_ERR },
+	{ "atomic over read-only MR", MF_WRITE_NO_LOCAL_WRITE, ENG_ACCESS_REMOTE_ATOMIC, MT_NONE,
+	  0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "LOCAL_WRITE right", MF_LOCAL_WRITE_RIGHT, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "zero-based", MF_ZERO_BASED, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "FREE fast-reg MR", MF_FREE_FAST_MR, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+	{ "window's key as the MR", MF_MR_KEY_IS_MW, RW, MT_NONE, 0, 0, 0, ENG_WC_MW_BIND_ERR },
+};
+
+/* A second RC QP on s, in RTS (it sends nothing: only local work). */
+static struct eng_qp *mw_qp2(struct side *s, enum eng_mtu mtu)
+{
+	struct eng_qp_init_attr init = {
+		.qp_type = ENG_QPT_RC, .send_cq = s->cq, .recv_cq = s->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct eng_qp *q1 = s->qp, *q2;
+
+	assert_int_equal(eng_qp_create(s->pd, &init, &q2), 0);
+	s->qp = q2;
+	connect_qp(s, ENG_QPT_RC, mtu, 1, 1);
+	s->qp = q1;
+	return q2;
+}
+
+/* b binds a window; then c->then; then a accesses it with c->op. */
+static void mw_run(const struct mw_case *c, uint32_t psn)
+{
+	const uint32_t src = 0x4000, back = 0x20000;	/* in a.mem: what goes, what comes */
+	unsigned int mr_access = ENG_ACCESS_LOCAL_WRITE | ENG_ACCESS_MW_BIND;
+	struct side a, b;
+	struct flat_mem view = { 0 };
+	struct eng_pd *pd2 = NULL;
+	struct eng_qp *qp2 = NULL, *binder;
+	struct eng_mr *mr;
+	struct eng_mw *mw;
+	struct eng_send_wr bind = { .wr_id = 70, .opcode = ENG_WR_BIND_MW };
+	struct eng_sge s;
+	struct eng_send_wr wr = { .wr_id = 71, .opcode = c->op, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	uint8_t before[MW_MR_LEN];
+	uint64_t va;
+	uint32_t key;
+
+	print_message("mw case: %s\n", c->name);
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, psn);
+	if (c->fault == MF_MW_OTHER_PD || c->fault == MF_MR_OTHER_PD)
+		assert_int_equal(eng_pd_alloc(b.dev, &pd2), 0);
+	if (c->fault == MF_NO_MW_BIND)
+		mr_access = ENG_ACCESS_LOCAL_WRITE;
+	if (c->fault == MF_WRITE_NO_LOCAL_WRITE)
+		mr_access = ENG_ACCESS_REMOTE_READ | ENG_ACCESS_MW_BIND;
+	view = (struct flat_mem){ b.mem + MW_DST, MW_MR_LEN };
+	if (c->fault == MF_FREE_FAST_MR) {
+		assert_int_equal(eng_mr_alloc_fast(b.pd, flat_mem_map, &view, &mr), 0);
+		assert_int_equal(eng_mr_rerange(mr, MW_MR_IOVA, MW_MR_LEN), 0);
+	} else {
+		assert_int_equal(eng_mr_reg(c->fault == MF_MR_OTHER_PD ? pd2 : b.pd, MW_MR_IOVA,
+					    MW_MR_LEN, mr_access, flat_mem_map, &view, &mr), 0);
+	}
+	assert_int_equal(eng_mw_alloc(c->fault == MF_MW_OTHER_PD ? pd2 : b.pd, &mw), 0);
+	key = (eng_mw_rkey(mw) & ~0xffu) | ((eng_mw_rkey(mw) + 3) & 0xff);
+	bind.bind.mw_rkey = eng_mw_rkey(mw);
+	bind.bind.rkey = key;
+	bind.bind.mr_lkey = eng_mr_lkey(mr);
+	bind.bind.addr = MW_MR_IOVA + MW_OFF;
+	bind.bind.length = MW_LEN;
+	bind.bind.access = c->rights;
+	switch (c->fault) {
+	case MF_BEFORE_MR: bind.bind.addr = MW_MR_IOVA - 1; break;
+	case MF_PAST_MR: bind.bind.length = MW_MR_LEN - MW_OFF + 1; break;
+	case MF_ZERO_LEN: bind.bind.length = 0; break;
+	case MF_KEY_UPPER: bind.bind.rkey ^= 0x100; break;
+	case MF_STALE_MW_KEY: bind.bind.mw_rkey ^= 0x1; break;
+	case MF_LOCAL_WRITE_RIGHT: bind.bind.access |= ENG_ACCESS_LOCAL_WRITE; break;
+	case MF_ZERO_BASED: bind.bind.access |= 0x20; break;	/* IB_ZERO_BASED */
+	case MF_MR_KEY_IS_MW: bind.bind.mr_lkey = eng_mw_rkey(mw); break;
+	default: break;
+	}
+	binder = b.qp;
+	if (c->then == MT_OTHER_QP || c->then == MT_SEND_INV_OTHER_QP) {
+		qp2 = mw_qp2(&b, ENG_MTU_1024);
+		b.qp = qp2;
+	}
+	if (c->fault == MF_TWICE) {	/* the second names the key the first gave it */
+		local_wr(&b, &a, bind, ENG_WC_SUCCESS, ENG_WC_BIND_MW);
+		bind.bind.mw_rkey = key;
+	}
+	if (c->then != MT_NOT_BOUND)
+		local_wr(&b, &a, bind, c->fault ? c->want : ENG_WC_SUCCESS, ENG_WC_BIND_MW);
+	b.qp = binder;
+	if (c->fault) {
+		assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_BIND_MW], 1);
+		assert_int_equal(eng_qp_state(b.qp), ENG_QPS_ERR);
+		goto out;
+	}
+	if (c->then != MT_NOT_BOUND)
+		assert_int_equal(eng_mw_rkey(mw), key);
+	/* the MR is pinned by its window (IBA 10.6.7.2.6) */
+	assert_int_equal(eng_mr_dereg(mr), c->then == MT_NOT_BOUND ? 0 : -EBUSY);
+	if (c->then == MT_NOT_BOUND)
+		assert_int_equal(eng_mr_reg(b.pd, MW_MR_IOVA, MW_MR_LEN, mr_access, flat_mem_map,
+					    &view, &mr), 0);
+	if (c->then == MT_LOCAL_INV)
+		local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 72, .opcode = ENG_WR_LOCAL_INV,
+			 .invalidate_rkey = key }, ENG_WC_SUCCESS, ENG_WC_LOCAL_INV);
+	if (c->then == MT_DEALLOC) {
+		assert_int_equal(eng_mw_dealloc(mw), 0);
+		mw = NULL;
+	}
+	if (c->then == MT_SEND_INV || c->then == MT_SEND_INV_OTHER_QP) {
+		struct eng_sge rs = { SIDE_IOVA + 0x8000, 64, eng_mr_lkey(b.mr) };
+		struct eng_recv_wr rwr = { .wr_id = 73, .sg_list = &rs, .num_sge = 1 };
+		struct eng_sge ss = { SIDE_IOVA, 16, eng_mr_lkey(a.mr) };
+		struct eng_send_wr swr = { .wr_id = 74, .opcode = ENG_WR_SEND_WITH_INV,
+					   .send_flags = ENG_SEND_SIGNALED, .sg_list = &ss,
+					   .num_sge = 1, .invalidate_rkey = key };
+		struct eng_wc wc;
+
+		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+		assert_int_equal(eng_post_send(a.qp, &swr), 0);
+		pump(&a, &b);
+		wc = poll_one(&b);
+		assert_int_equal(wc.wr_id, 73);
+		if (c->then == MT_SEND_INV_OTHER_QP) {	/* only its own QP invalidates it */
+			assert_int_equal(wc.status, ENG_WC_REM_INV_REQ_ERR);
+			assert_int_equal(poll_one(&a).status, c->want);
+			assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_REMOTE_INV], 1);
+			goto out;
+		}
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.wc_flags & ENG_WC_WITH_INV, ENG_WC_WITH_INV);
+		assert_int_equal(wc.invalidate_rkey, key);
+		assert_int_equal(poll_one(&a).status, ENG_WC_SUCCESS);
+	}
+	if (c->then == MT_LOCAL_INV || c->then == MT_SEND_INV)	/* FREE: the MR can go */
+		assert_int_equal(eng_mr_dereg(mr), 0), mr = NULL;
+
+	/* a's access through the window's key */
+	va = MW_MR_IOVA + MW_OFF + c->off;
+	fill(a.mem + src, c->len, psn);
+	fill(b.mem + MW_DST, MW_MR_LEN, psn + 1);
+	memcpy(before, b.mem + MW_DST, MW_MR_LEN);
+	memset(a.mem + back, 0, c->len);
+	s = (struct eng_sge){ SIDE_IOVA + (c->op == ENG_WR_RDMA_WRITE ? src : back), c->len,
+			      eng_mr_lkey(a.mr) };
+	if (c->op == ENG_WR_ATOMIC_FETCH_AND_ADD)
+		wr.atomic = (typeof(wr.atomic)){ va, 5, 0, key };
+	else
+		wr.rdma = (typeof(wr.rdma)){ va, key };
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	assert_int_equal(poll_one(&a).status, c->want);
+	if (c->want != ENG_WC_SUCCESS) {
+		assert_memory_equal(b.mem + MW_DST, before, MW_MR_LEN);	/* nothing landed */
+		assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_NAK_SENT_ACCESS], 1);
+	} else if (c->op == ENG_WR_RDMA_WRITE) {
+		assert_memory_equal(b.mem + MW_DST + MW_OFF + c->off, a.mem + src, c->len);
+		assert_memory_equal(b.mem + MW_DST, before, MW_OFF + c->off);
+	} else if (c->op == ENG_WR_RDMA_READ) {
+		assert_memory_equal(a.mem + back, b.mem + MW_DST + MW_OFF + c->off, c->len);
+	} else {
+		assert_memory_equal(a.mem + back, before + MW_OFF + c->off, 8);
+		assert_true(get_u64(b.mem + MW_DST + MW_OFF + c->off) ==
+			    get_u64(before + MW_OFF + c->off) + 5);
+	}
+out:
+	if (mw)
+		assert_int_equal(eng_mw_dealloc(mw), 0);
+	if (mr)
+		assert_int_equal(eng_mr_dereg(mr), 0);
+	if (qp2)
+		assert_int_equal(eng_qp_destroy(qp2), 0);
+	if (pd2)
+		assert_int_equal(eng_pd_free(pd2), 0);
+	side_free(&a);
+	side_free(&b);
+}
+
+static void test_mw(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(mw_cases) / sizeof(mw_cases[0]); i++)
+		mw_run(&mw_cases[i], 800 + (uint32_t)i);
+}
+
+/* What pins and unpins: an MR with a bound window is neither deregistered
+ * nor invalidated (IBA 10.6.7.2.6, as rxe); a PD with a window is busy; the
+ * QP's destruction frees its windows; a window's key is no lkey. */
+static void test_mw_lifetime(void **state)
+{
+	const uint32_t dst = MW_DST;
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr;
+	struct eng_mw *mw;
+	struct eng_qp *qp1, *qp2;
+	struct eng_pd *pd2;
+	struct eng_mw *mw2;
+	struct eng_mr *out;
+	struct eng_send_wr bind = { .wr_id = 1, .opcode = ENG_WR_BIND_MW };
+	uint32_t key;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 900);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	key = eng_mr_rkey(fmr);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 2, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), key, ENG_ACCESS_LOCAL_WRITE | ENG_ACCESS_MW_BIND } },
+		 ENG_WC_SUCCESS, ENG_WC_REG_MR);
+	assert_int_equal(eng_mw_alloc(b.pd, &mw), 0);
+	assert_int_equal(eng_pd_alloc(b.dev, &pd2), 0);
+	bind.bind = (typeof(bind.bind)){ 0x30000000, 4096, eng_mw_rkey(mw), eng_mw_rkey(mw),
+					 key, ENG_ACCESS_REMOTE_WRITE };
+	/* bound through a second QP, which then goes away */
+	qp1 = b.qp;
+	qp2 = mw_qp2(&b, ENG_MTU_1024);
+	b.qp = qp2;
+	local_wr(&b, &a, bind, ENG_WC_SUCCESS, ENG_WC_BIND_MW);
+	b.qp = qp1;
+	assert_int_equal(eng_mr_dereg(fmr), -EBUSY);
+	/* a window's key is an rkey only */
+	assert_int_equal(eng_mr_check(b.dev, b.pd, eng_mw_rkey(mw), false, 0x30000000, 16, 0,
+				      &out), ENG_MEM_BAD_KEY);
+	assert_int_equal(eng_qp_destroy(qp2), 0);	/* FREE again: b's QP may bind it */
+	bind.bind.rkey = (eng_mw_rkey(mw) & ~0xffu) | ((eng_mw_rkey(mw) + 1) & 0xff);
+	local_wr(&b, &a, bind, ENG_WC_SUCCESS, ENG_WC_BIND_MW);
+	assert_int_equal(eng_mr_dereg(fmr), -EBUSY);
+	/* a PD with a window is busy */
+	assert_int_equal(eng_mw_alloc(pd2, &mw2), 0);
+	assert_int_equal(eng_pd_free(pd2), -EBUSY);
+	assert_int_equal(eng_mw_dealloc(mw2), 0);
+	assert_int_equal(eng_pd_free(pd2), 0);
+	/* nor is the MR invalidated under its window (as rxe) */
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 3, .opcode = ENG_WR_LOCAL_INV,
+		 .invalidate_rkey = key }, ENG_WC_LOC_QP_OP_ERR, ENG_WC_LOCAL_INV);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_ERR_LOCAL_INV], 1);
+	assert_int_equal(eng_mw_dealloc(mw), 0);	/* bound: invalidated, the MR freed */
+	frwr_free(&a, &b);
+}
+
 /* A WRITE whose remote address + length wraps 2^64 is refused, memory untouched. */
 static void test_rc_write_wraps(void **state)
 {
@@ -2199,6 +2515,8 @@ int main(void)
 		cmocka_unit_test(test_send_inv_bad_key),
 		cmocka_unit_test(test_send_inv_other_pd),
 		cmocka_unit_test(test_inv_under_write),
+		cmocka_unit_test(test_mw),
+		cmocka_unit_test(test_mw_lifetime),
 		cmocka_unit_test(test_spoofed_source),
 		cmocka_unit_test(test_rc_send_imm),
 		cmocka_unit_test(test_rc_write),

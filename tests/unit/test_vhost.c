@@ -2766,6 +2766,148 @@ static void test_vu_recv(void **state)
 	close(sp[0]);
 }
 
+/* ---- memory windows ---- */
+
+static uint8_t alloc_mw(struct fx *f, uint32_t pdn, uint32_t type, uint32_t *mwn, uint32_t *rkey)
+{
+	struct virtio_rdma_cmd_alloc_mw q = { htole32(pdn), htole32(type) };
+	struct virtio_rdma_rsp_alloc_mw r = { 0 };
+	uint8_t st = ctrl(f, VIRTIO_CMD_ALLOC_MW, &q, sizeof(q), &r, sizeof(r), NULL);
+
+	*mwn = le32toh(r.mwn);
+	*rkey = le32toh(r.rkey);
+	return st;
+}
+
+static uint8_t dealloc_mw(struct fx *f, uint32_t mwn)
+{
+	uint32_t q = htole32(mwn);
+
+	return ctrl(f, VIRTIO_CMD_DEALLOC_MW, &q, sizeof(q), NULL, 0, NULL);
+}
+
+/* REG_USER_MR of two pages at iova 0 with access; its lkey in *lkey. */
+static uint8_t reg_mr_access(struct fx *f, uint32_t pdn, uint32_t access, uint32_t *mrn,
+			     uint32_t *lkey)
+{
+	struct virtio_rdma_cmd_reg_user_mr q = {
+		.pdn = htole32(pdn), .access_flags = htole32(access), .length = htole64(8192),
+		.pages = htole64(gpa(BIG_OFF)), .npages = htole32(2),
+	};
+	struct virtio_rdma_rsp_mr r = { 0 };
+	uint8_t st = ctrl(f, VIRTIO_CMD_REG_USER_MR, &q, sizeof(q), &r, sizeof(r), NULL);
+
+	*mrn = le32toh(r.mrn);
+	*lkey = le32toh(r.lkey);
+	return st;
+}
+
+/* A BIND_MW WQE (wr_id 0xb1 + i) of [0, 4096) of the MR, write rights. */
+static void post_bind_wqe(struct fx *f, uint32_t k, uint16_t i, uint32_t mw_rkey,
+			  uint32_t lkey)
+{
+	struct virtio_rdma_cmd_post_send w = {
+		.send_flags = htole32(VIRTIO_IB_SEND_SIGNALED),
+		.opcode = htole32(VIRTIO_IB_WR_BIND_MW), .wr_id = htole64(0xb1u + i),
+	};
+
+	w.wr.bind_mw.length = htole64(4096);
+	w.wr.bind_mw.mw_rkey = htole32(mw_rkey);
+	w.wr.bind_mw.rkey = htole32(mw_rkey);
+	w.wr.bind_mw.mr_lkey = htole32(lkey);
+	w.wr.bind_mw.access = htole32(VIRTIO_IB_ACCESS_REMOTE_WRITE);
+	memcpy(f->mem + QBUF_OFF(sq_of(k), i), &w, sizeof(w));
+	post_buf(f, sq_of(k), i, sizeof(w), false);
+}
+
+/* docs/virtio-rdma.md sections 3-5: the config offers type 2B windows,
+ * max_mw = max_mr; ALLOC_MW type 2 answers a handle and an rkey, type 1 is
+ * UNSUPP, other types INVAL, no PD NOENT; windows count apart from MRs, up
+ * to max_mr (then NOMEM, refused_mws); an MR may have MW_BIND (16); a
+ * BIND_MW WQE completes IB_WC_BIND_MW (5), a refused one MW_BIND_ERR (6);
+ * DEREG_MR of an MR under a bound window is BUSY; DEALLOC_MW of a bound
+ * window lets the MR go; a VM that leaves with a bound window frees all. */
+static void test_mw_commands(void **state)
+{
+	struct fx *f = fx_new_mr_limits("vm-a", 1, 2, 1000);
+	uint32_t pdn, cqn, mwn, mwn2, rkey, rkey2, mrn, mrn2, lkey, qpn, k, dq;
+	struct virtio_rdma_config cfg;
+	struct virtio_rdma_cqe c;
+
+	(void)state;
+	handshake(f);
+	for (unsigned int q = 1; q < N_VQS; q++)
+		setup_ring(f, q);
+	fill_big_list(f);
+	pdn = create_pd(f);
+	cqn = create_cq(f, 64);
+	for (uint16_t i = 0; i < 4; i++)
+		post_cq_buf(f, cqn, i);
+	read_config(f, &cfg);
+	assert_int_equal(le32toh(cfg.max_mw), 2);
+	assert_true(le64toh(cfg.device_cap_flags) & VIRTIO_RDMA_DEV_MEM_WINDOW);
+	assert_true(le64toh(cfg.device_cap_flags) & VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B);
+
+	assert_int_equal(alloc_mw(f, pdn, VIRTIO_IB_MW_TYPE_1, &mwn, &rkey), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(alloc_mw(f, pdn, 3, &mwn, &rkey), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(alloc_mw(f, pdn + 1, VIRTIO_IB_MW_TYPE_2, &mwn, &rkey),
+			 VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(alloc_mw(f, pdn, VIRTIO_IB_MW_TYPE_2, &mwn, &rkey), VIRTIO_RDMA_OK);
+	assert_int_equal(alloc_mw(f, pdn, VIRTIO_IB_MW_TYPE_2, &mwn2, &rkey2), VIRTIO_RDMA_OK);
+	assert_true(mwn != mwn2 && mwn < 2 && mwn2 < 2 && (rkey >> 8) != (rkey2 >> 8));
+	assert_int_equal(alloc_mw(f, pdn, VIRTIO_IB_MW_TYPE_2, &dq, &dq), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(f->v->stats.refused_mws, 1);
+	/* a PD with windows is busy */
+	dq = htole32(pdn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_DESTROY_PD, &dq, 4, NULL, 0, NULL), VIRTIO_RDMA_ERR_BUSY);
+	assert_int_equal(dealloc_mw(f, mwn2), VIRTIO_RDMA_OK);
+	assert_int_equal(dealloc_mw(f, mwn2), VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(dealloc_mw(f, 0xffffffffu), VIRTIO_RDMA_ERR_NOENT);
+	/* windows count apart from MRs: two MRs still fit beside a window */
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE | 0x20, &mrn, &lkey),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mrn2, &lkey),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+				       VIRTIO_IB_ACCESS_MW_BIND, &mrn, &lkey), VIRTIO_RDMA_OK);
+
+	qpn = create_qp(f, pdn, cqn, &k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	post_bind_wqe(f, k, 0, rkey, lkey);
+	poll_dev(f);
+	c = cqe_at(f, cqn, 0);
+	assert_int_equal(le64toh(c.wr_id), 0xb1);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.opcode, 5);		/* IB_WC_BIND_MW */
+	assert_int_equal(dereg(f, mrn), VIRTIO_RDMA_ERR_BUSY);
+	/* bound already: refused, MW_BIND_ERR, the QP in ERR */
+	post_bind_wqe(f, k, 1, rkey, lkey);
+	poll_dev(f);
+	c = cqe_at(f, cqn, 1);
+	assert_int_equal(le64toh(c.wr_id), 0xb2);
+	assert_int_equal(c.status, 6);		/* IB_WC_MW_BIND_ERR */
+	assert_int_equal(c.opcode, 5);
+	assert_int_equal(eng_dev_counters(f->v->eng)->c[ENG_CNT_ERR_BIND_MW], 1);
+	assert_int_equal(dealloc_mw(f, mwn), VIRTIO_RDMA_OK);
+	assert_int_equal(dereg(f, mrn), VIRTIO_RDMA_OK);
+
+	/* leaving with a window bound: everything is freed (ASan: no leak) */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	qpn = create_qp(f, pdn, cqn, &k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+				       VIRTIO_IB_ACCESS_MW_BIND, &mrn, &lkey), VIRTIO_RDMA_OK);
+	assert_int_equal(alloc_mw(f, pdn, VIRTIO_IB_MW_TYPE_2, &mwn, &rkey), VIRTIO_RDMA_OK);
+	post_bind_wqe(f, k, 2, rkey, lkey);
+	poll_dev(f);
+	c = cqe_at(f, cqn, 2);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(dereg(f, mrn), VIRTIO_RDMA_ERR_BUSY);
+	reconnect(f);
+	assert_works(f);
+	fx_free(f);
+}
+
 static int teardown_fx(void **state)
 {
 	(void)state;
@@ -2809,6 +2951,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_srq_slot, teardown_fx),
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
+		cmocka_unit_test_teardown(test_mw_commands, teardown_fx),
 	};
 
 	return cmocka_run_group_tests(tests, setup_log, NULL);

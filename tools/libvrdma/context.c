@@ -31,6 +31,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	vring_init(&ctx->ctrl);
 	list_init(&ctx->pds);
 	list_init(&ctx->mrs);
+	list_init(&ctx->mws);
 	list_init(&ctx->cqs);
 	list_init(&ctx->qps);
 	list_init(&ctx->srqs);
@@ -105,6 +106,12 @@ void vrdma_close(struct vrdma_ctx *ctx)
 		list_del(&cq->link);
 		vring_close_fds(&cq->vq);
 		free(cq);
+	}
+	while (ctx->mws.next != &ctx->mws) {
+		struct vrdma_mw *mw = container_of(ctx->mws.next, struct vrdma_mw, link);
+
+		list_del(&mw->link);
+		free(mw);
 	}
 	while (ctx->mrs.next != &ctx->mrs) {
 		struct vrdma_mr *mr = container_of(ctx->mrs.next, struct vrdma_mr, link);

@@ -120,7 +120,7 @@ struct vrdma_ctx {
 	struct vring ctrl;
 	uint8_t *ctrl_buf;
 	struct ctrl_slot slots[CTRL_SLOTS];
-	struct link pds, mrs, cqs, qps, srqs;
+	struct link pds, mrs, mws, cqs, qps, srqs;
 };
 
 struct vrdma_pd {
@@ -133,6 +133,12 @@ struct vrdma_mr {
 	struct link link;
 	struct vrdma_ctx *ctx;
 	uint32_t mrn, lkey, rkey;
+};
+
+struct vrdma_mw {
+	struct link link;
+	struct vrdma_ctx *ctx;
+	uint32_t mwn, rkey;
 };
 
 struct vrdma_cq {

@@ -10,6 +10,7 @@
 /* DESTROY_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP: the request is the handle. */
 _Static_assert(sizeof(struct virtio_rdma_cmd_destroy_pd) == 4 &&
 	       sizeof(struct virtio_rdma_cmd_dereg_mr) == 4 &&
+	       sizeof(struct virtio_rdma_cmd_dealloc_mw) == 4 &&
 	       sizeof(struct virtio_rdma_cmd_destroy_cq) == 4 &&
 	       sizeof(struct virtio_rdma_cmd_destroy_qp) == 4, "one le32 handle");
 static int destroy_cmd(struct vrdma_ctx *ctx, uint8_t cmd, uint32_t handle)
@@ -204,6 +205,74 @@ int vrdma_dereg_mr(struct vrdma_mr *mr)
 	list_del(&mr->link);
 	free(mr);
 	return 0;
+}
+
+int vrdma_alloc_mw(struct vrdma_pd *pd, uint32_t type, struct vrdma_mw **mwp)
+{
+	struct virtio_rdma_cmd_alloc_mw req;
+	struct virtio_rdma_rsp_alloc_mw rsp;
+	struct vrdma_mw *mw;
+	int ret;
+
+	if (!pd || !mwp)
+		return -EINVAL;
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return -ENOMEM;
+	req.pdn = pd->pdn;
+	req.type = type;
+	ret = ctrl_cmd(pd->ctx, VIRTIO_CMD_ALLOC_MW, &req, sizeof(req), &rsp, sizeof(rsp));
+	if (ret) {
+		free(mw);
+		return ret;
+	}
+	mw->ctx = pd->ctx;
+	mw->mwn = rsp.mwn;
+	mw->rkey = rsp.rkey;
+	list_add(&pd->ctx->mws, &mw->link);
+	*mwp = mw;
+	return 0;
+}
+
+int vrdma_dealloc_mw(struct vrdma_mw *mw)
+{
+	int ret;
+
+	if (!mw)
+		return -EINVAL;
+	ret = destroy_cmd(mw->ctx, VIRTIO_CMD_DEALLOC_MW, mw->mwn);
+	if (ret)
+		return ret;
+	list_del(&mw->link);
+	free(mw);
+	return 0;
+}
+
+uint32_t vrdma_mw_rkey(const struct vrdma_mw *mw)
+{
+	return mw->rkey;
+}
+
+int vrdma_bind_mw(struct vrdma_qp *qp, struct vrdma_mw *mw, uint64_t wr_id,
+		  const struct vrdma_mw_bind *b)
+{
+	struct vrdma_send_wr wr = { .wr_id = wr_id, .opcode = VIRTIO_IB_WR_BIND_MW,
+				    .send_flags = VIRTIO_IB_SEND_SIGNALED };
+	int ret;
+
+	if (!qp || !mw || !b || !b->mr)
+		return -EINVAL;
+	/* ibv_inc_rkey: the low 8 bits move on, the rest is the window's */
+	wr.bind.mw_rkey = mw->rkey;
+	wr.bind.rkey = (mw->rkey & ~0xffu) | ((mw->rkey + 1) & 0xff);
+	wr.bind.mr_lkey = b->mr->lkey;
+	wr.bind.addr = b->addr;
+	wr.bind.length = b->length;
+	wr.bind.access = b->access;
+	ret = vrdma_post_send(qp, &wr);
+	if (!ret)	/* the key it has once the bind completes */
+		mw->rkey = wr.bind.rkey;
+	return ret;
 }
 
 uint32_t vrdma_mr_lkey(const struct vrdma_mr *mr)
@@ -591,6 +660,13 @@ int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr)
 		hdr.wr.reg.mrn = wr->reg.mrn;
 		hdr.wr.reg.key = wr->reg.key;
 		hdr.wr.reg.access = wr->reg.access;
+	} else if (wr->opcode == VIRTIO_IB_WR_BIND_MW) {
+		hdr.wr.bind_mw.addr = wr->bind.addr;
+		hdr.wr.bind_mw.length = wr->bind.length;
+		hdr.wr.bind_mw.mw_rkey = wr->bind.mw_rkey;
+		hdr.wr.bind_mw.rkey = wr->bind.rkey;
+		hdr.wr.bind_mw.mr_lkey = wr->bind.mr_lkey;
+		hdr.wr.bind_mw.access = wr->bind.access;
 	} else if (qp->qp_type == VIRTIO_IB_QPT_UD) {
 		hdr.wr.ud.remote_qpn = wr->remote_qpn;
 		hdr.wr.ud.remote_qkey = wr->remote_qkey;
