@@ -21,7 +21,9 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->hw_ver = c->hw_ver;
 	attr->max_qp = c->max_qp;
 	attr->max_qp_wr = c->max_qp_wr;
-	/* only the flags the device defines (virtio_rdma.h) */
+	/* Flags the guest can use; not the memory-window ones: uverbs'
+	 * post_send refuses BIND_MW before a driver sees it (docs/guest.md).
+	 */
 	attr->device_cap_flags = c->device_cap_flags &
 				 (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
 				  VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
