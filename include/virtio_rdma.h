@@ -93,6 +93,7 @@ struct virtio_rdma_config {
 
 /* device_cap_flags (the RFC's enum ib_device_cap_flags) */
 #define VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN	(1ull << 12)
+#define VIRTIO_RDMA_DEV_SRQ_RESIZE	(1ull << 13)	/* MODIFY_SRQ of max_wr */
 #define VIRTIO_RDMA_DEV_MEM_WINDOW	(1ull << 17)	/* ALLOC_MW, BIND_MW */
 #define VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS (1ull << 21)	/* REG_MR, LOCAL_INV, SEND_WITH_INV */
 #define VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B (1ull << 24)	/* type 2 windows bound to a QP */
@@ -427,7 +428,7 @@ struct virtio_rdma_rsp_create_srq {
 };
 
 /* attr_mask bits (enum ib_srq_attr_mask) */
-#define VIRTIO_IB_SRQ_MAX_WR		(1u << 0)	/* resize: UNSUPP */
+#define VIRTIO_IB_SRQ_MAX_WR		(1u << 0)	/* resize */
 #define VIRTIO_IB_SRQ_LIMIT		(1u << 1)
 
 struct virtio_rdma_cmd_modify_srq {
@@ -576,7 +577,8 @@ struct virtio_rdma_cqe {
  * and status 0 on the affected CQ (for a QP, its send CQ); vendor_err holds
  * the enum ibv_event_type, qp_num the QP (0 for a CQ event). SRQ_LIMIT_REACHED
  * goes to the recv CQ of the QP that took the WQE which crossed the limit,
- * qp_num that QP, src_qp the srqn. */
+ * qp_num that QP, src_qp the srqn; QP_LAST_WQE_REACHED to the recv CQ of the
+ * QP on an SRQ that entered ERR. */
 #define VIRTIO_RDMA_WC_ASYNC_EVENT	0xff
 enum virtio_rdma_event {
 	VIRTIO_RDMA_EVENT_CQ_ERR = 0,		/* IBV_EVENT_CQ_ERR */
@@ -585,6 +587,7 @@ enum virtio_rdma_event {
 	VIRTIO_RDMA_EVENT_QP_ACCESS_ERR = 3,	/* IBV_EVENT_QP_ACCESS_ERR */
 	VIRTIO_RDMA_EVENT_SQ_DRAINED = 5,	/* IBV_EVENT_SQ_DRAINED */
 	VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED = 15, /* IBV_EVENT_SRQ_LIMIT_REACHED */
+	VIRTIO_RDMA_EVENT_QP_LAST_WQE_REACHED = 16, /* IBV_EVENT_QP_LAST_WQE_REACHED */
 };
 
 /* ---- every size and offset ---- */

@@ -85,8 +85,11 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 		uint32_t k = eng_qp_handle(eqp);
 
 		qpn = eng_qp_num(eqp);
+		/* Last WQE Reached is about receives: the recv CQ, where the
+		 * completions of the SRQ's WQEs went, as SRQ_LIMIT_REACHED */
 		if (k < v->max_qp && v->qps[k].eng == eqp)
-			cq = &v->cqs[v->qps[k].send_cqn];
+			cq = &v->cqs[event == ENG_EVENT_QP_LAST_WQE_REACHED ? v->qps[k].recv_cqn :
+									       v->qps[k].send_cqn];
 	}
 	if (!cq)
 		return;
@@ -94,7 +97,8 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 			   event == ENG_EVENT_SQ_DRAINED ? VIRTIO_RDMA_EVENT_SQ_DRAINED :
 			   event == ENG_EVENT_QP_REQ_ERR ? VIRTIO_RDMA_EVENT_QP_REQ_ERR :
 			   event == ENG_EVENT_QP_ACCESS_ERR ? VIRTIO_RDMA_EVENT_QP_ACCESS_ERR :
-			   VIRTIO_RDMA_EVENT_QP_FATAL, qpn);
+			   event == ENG_EVENT_QP_LAST_WQE_REACHED ?
+			   VIRTIO_RDMA_EVENT_QP_LAST_WQE_REACHED : VIRTIO_RDMA_EVENT_QP_FATAL, qpn);
 }
 
 /* The SRQ has no CQ of its own: the event goes to the recv CQ of the QP
@@ -206,6 +210,7 @@ static void fill_config(struct vdev *v)
 	c->max_srq_wr = htole32(VDEV_MAX_QP_WR);
 	c->max_srq_sge = htole32(ENG_MAX_SGE);
 	c->device_cap_flags = htole64(VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+				      VIRTIO_RDMA_DEV_SRQ_RESIZE |
 				      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS |
 				      VIRTIO_RDMA_DEV_MEM_WINDOW |
 				      VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B);

@@ -595,7 +595,11 @@ static uint8_t cmd_modify_srq(struct vdev *v, const void *req, void *rsp)
 	(void)rsp;
 	if (!s)
 		return VIRTIO_RDMA_ERR_NOENT;
-	/* the IB bits are the engine's (ENG_SRQ_MAX_WR: UNSUPP) */
+	/* max_srq_wr, as at creation; the slot's RQ need not hold them all:
+	 * WQEs are copied out of it as the SRQ has room */
+	if ((le32toh(q->attr_mask) & VIRTIO_IB_SRQ_MAX_WR) && a.max_wr > VDEV_MAX_QP_WR)
+		return VIRTIO_RDMA_ERR_INVAL;
+	/* the IB bits are the engine's */
 	return status_of(eng_srq_modify(s->srq, &a, le32toh(q->attr_mask)));
 }
 

@@ -305,6 +305,7 @@ enum eng_async_event {
 	ENG_EVENT_SQ_DRAINED = 2,	/* SQD reached with en_sqd_async_notify */
 	ENG_EVENT_QP_REQ_ERR = 3,	/* a responder error: invalid request */
 	ENG_EVENT_QP_ACCESS_ERR = 4,	/* a responder error: access violation */
+	ENG_EVENT_QP_LAST_WQE_REACHED = 5, /* a QP on an SRQ went to ERR (IBA 10.3.1) */
 };
 
 struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct eng_tx *tx);
@@ -432,8 +433,9 @@ enum eng_srq_attr_mask { ENG_SRQ_MAX_WR = 1 << 0, ENG_SRQ_LIMIT = 1 << 1 };
 
 int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct eng_srq **srq);
 int eng_srq_destroy(struct eng_srq *srq);	/* -EBUSY while QPs use it */
-/* ENG_SRQ_LIMIT arms the limit (0 disarms; above max_wr: -EINVAL);
- * ENG_SRQ_MAX_WR (resizing) is -EOPNOTSUPP. */
+/* ENG_SRQ_LIMIT arms the limit (0 disarms); ENG_SRQ_MAX_WR resizes, to
+ * 1..ENG_MAX_WR and no fewer than the WQEs posted. A limit above max_wr
+ * (the new one) is -EINVAL; nothing changes on an error. */
 int eng_srq_modify(struct eng_srq *srq, const struct eng_srq_attr *attr, unsigned int mask);
 int eng_srq_query(const struct eng_srq *srq, struct eng_srq_attr *attr);
 /* -EINVAL: a bad request; -ENOMEM: max_wr WQEs are waiting already. */

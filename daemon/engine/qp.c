@@ -304,6 +304,10 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 		qp->req.drained_sent = false;
 	q->qp_state = next;
 	q->cur_qp_state = next;
+	/* IBA 10.3.1, 11.6.3.1 "Last WQE Reached": once in ERR this QP takes
+	 * no more of its SRQ's WQEs, and the one it held was flushed above. */
+	if (next == ENG_QPS_ERR && cur != ENG_QPS_ERR && qp->init.srq && qp->dev->ops->async_error)
+		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_QP_LAST_WQE_REACHED);
 	return 0;
 }
 

@@ -19,11 +19,39 @@ static void srq_free(struct eng_srq *srq)
 	free(srq);
 }
 
+/* A ring of size WQEs holding the srq's posted ones, oldest first; the old
+ * ring is freed. -ENOMEM leaves the srq as it was. */
+static int srq_ring(struct eng_srq *srq, uint32_t size)
+{
+	struct eng_rwqe *rwqe = calloc(size, sizeof(*rwqe));
+	struct eng_sge *pool = calloc((size_t)size * srq->max_sge + 1, sizeof(*pool));
+	uint32_t i;
+
+	if (!rwqe || !pool) {
+		free(rwqe);
+		free(pool);
+		return -ENOMEM;
+	}
+	for (i = 0; i < size; i++)
+		rwqe[i].sge = pool + (size_t)i * srq->max_sge;
+	for (i = 0; i < srq->rq.count; i++) {
+		const struct eng_rwqe *w = &srq->rwqe[(srq->rq.head + i) % srq->rq.size];
+
+		eng_rwqe_set(&rwqe[i], w->wr_id, w->sge, w->num_sge);
+	}
+	free(srq->rwqe);
+	free(srq->sge_pool);
+	srq->rwqe = rwqe;
+	srq->sge_pool = pool;
+	srq->rq.size = size;
+	srq->rq.head = 0;
+	return 0;
+}
+
 int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct eng_srq **out)
 {
 	struct eng_dev *dev = pd->dev;
 	struct eng_srq *srq;
-	uint32_t i;
 	int err;
 
 	/* rxe arms a limit given at creation; beyond max_wr it never fires. */
@@ -37,15 +65,9 @@ int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct en
 	srq->pd = pd;
 	srq->max_sge = attr->max_sge;
 	srq->limit = attr->srq_limit;
-	srq->rq.size = attr->max_wr;
-	srq->rwqe = calloc(srq->rq.size, sizeof(*srq->rwqe));
-	srq->sge_pool = calloc((size_t)srq->rq.size * srq->max_sge + 1, sizeof(*srq->sge_pool));
-	if (!srq->rwqe || !srq->sge_pool) {
-		err = -ENOMEM;
+	err = srq_ring(srq, attr->max_wr);
+	if (err)
 		goto free_srq;
-	}
-	for (i = 0; i < srq->rq.size; i++)
-		srq->rwqe[i].sge = srq->sge_pool + (size_t)i * srq->max_sge;
 	/* A slot among the QPs': the device model gives the SRQ its queues. */
 	err = eng_table_add(&dev->qps, ENG_SRQ_SLOT, &srq->slot);
 	if (err)
@@ -77,16 +99,24 @@ int eng_srq_destroy(struct eng_srq *srq)
 
 int eng_srq_modify(struct eng_srq *srq, const struct eng_srq_attr *attr, unsigned int mask)
 {
+	uint32_t size = (mask & ENG_SRQ_MAX_WR) ? attr->max_wr : srq->rq.size;
+	uint32_t limit = (mask & ENG_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
+	int err;
+
 	if (mask & ~(unsigned int)(ENG_SRQ_MAX_WR | ENG_SRQ_LIMIT))
 		return -EINVAL;
-	/* Resizing would move WQEs QPs may hold: not offered (IBA 11.2.3.3
-	 * makes it optional, IB_DEVICE_SRQ_RESIZE). */
-	if (mask & ENG_SRQ_MAX_WR)
-		return -EOPNOTSUPP;
-	if ((mask & ENG_SRQ_LIMIT) && attr->srq_limit > srq->rq.size)
+	/* IBA 11.2.3.3 resize: the posted WQEs must fit (rxe refuses less);
+	 * the WQEs QPs took are theirs, copied out, and not moved. An armed
+	 * limit stays within max_wr either way. All checked before anything
+	 * changes. */
+	if (!size || size > ENG_MAX_WR || size < srq->rq.count || limit > size)
 		return -EINVAL;
-	if (mask & ENG_SRQ_LIMIT)
-		srq->limit = attr->srq_limit;
+	if (size != srq->rq.size) {
+		err = srq_ring(srq, size);
+		if (err)
+			return err;
+	}
+	srq->limit = limit;
 	return 0;
 }
 

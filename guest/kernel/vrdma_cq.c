@@ -215,6 +215,7 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 	case VIRTIO_RDMA_EVENT_QP_REQ_ERR:
 	case VIRTIO_RDMA_EVENT_QP_ACCESS_ERR:
 	case VIRTIO_RDMA_EVENT_SQ_DRAINED:
+	case VIRTIO_RDMA_EVENT_QP_LAST_WQE_REACHED:
 		/* the ABI's numbers are enum ib_event_type's */
 		ev.event = type;
 		break;

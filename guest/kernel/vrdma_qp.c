@@ -628,8 +628,14 @@ int vrdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR)
-		return -EOPNOTSUPP;	/* the device does not resize SRQs */
+	if (mask & IB_SRQ_MAX_WR) {
+		/* IB_DEVICE_SRQ_RESIZE: an older device does not resize */
+		if (!(srq->dev->cfg.device_cap_flags &
+		      VIRTIO_RDMA_DEV_SRQ_RESIZE))
+			return -EOPNOTSUPP;
+		if (!attr->max_wr || attr->max_wr > srq->dev->cfg.max_srq_wr)
+			return -EINVAL;
+	}
 	return vrdma_cmd(srq->dev, VIRTIO_CMD_MODIFY_SRQ, &req, sizeof(req),
 			 NULL, 0);
 }

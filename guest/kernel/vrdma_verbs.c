@@ -26,6 +26,7 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	 */
 	attr->device_cap_flags = c->device_cap_flags &
 				 (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+				  VIRTIO_RDMA_DEV_SRQ_RESIZE |
 				  VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
 	attr->max_fast_reg_page_list_len = c->max_fast_reg_page_list_len;
 	attr->max_send_sge = c->max_send_sge;

@@ -1081,9 +1081,18 @@ static void op_srq(void)
 		};
 		create_qp(&q);
 	} else if (what == 2) {
-		struct virtio_rdma_cmd_modify_srq q = { h, c % 4u, 8, c >> 2 };
+		/* a resize to 0..19 (over or under what it holds), a limit */
+		struct virtio_rdma_cmd_modify_srq q = { h, c % 4u, u8() % 20u, c >> 2 };
+		struct eng_srq *s = v.eng ? eng_srq_get(v.eng, h) : NULL;
+		uint32_t held = s ? eng_srq_count(s) : 0;
+		struct virtio_rdma_rsp_query_srq r;
 
-		ctrl(VIRTIO_CMD_MODIFY_SRQ, &q, sizeof(q), NULL, 0);
+		if (ctrl(VIRTIO_CMD_MODIFY_SRQ, &q, sizeof(q), NULL, 0) || !(q.attr_mask & 1))
+			return;
+		/* IBA 11.2.3.3: not below what it held (it may have taken more
+		 * from its ring since, within the new size), and says its size */
+		CHECK(q.max_wr >= held && eng_srq_count(s) >= held && eng_srq_count(s) <= q.max_wr);
+		CHECK(!ctrl(VIRTIO_CMD_QUERY_SRQ, &h, sizeof(h), &r, sizeof(r)) && r.max_wr == q.max_wr);
 	} else if (what == 3) {
 		struct virtio_rdma_rsp_query_srq r;
 

@@ -62,8 +62,9 @@ def deliver(n=16, mode=0):
 
 def srq(what, b=0, c=0, sges=()):
     # what: 0 create (c: max_wr 1 + c % 8, limit c >> 3), 1 an RC QP on it
-    # (c = 0x30: RC, send CQ 0, recv CQ 1), 2 modify, 3 query, 4 destroy,
-    # 5 a receive on its slot (c % 4 SGEs)
+    # (c = 0x30: RC, send CQ 0, recv CQ 1), 2 modify (c % 4 the mask, c >> 2
+    # the limit, then a byte: max_wr % 20), 3 query, 4 destroy, 5 a receive
+    # on its slot (c % 4 SGEs)
     r = bytes([15, what, b, c])
     for (which, off, length) in sges:
         r += bytes([which]) + struct.pack('<HH', off, length)
@@ -127,6 +128,11 @@ seeds = {
     'rc_srq': setup + srq(0, c=7 | 2 << 3) + qp(RC) + srq(1, c=0x30) + connect(0, 1) +
     srq(5, c=1, sges=[(1, 0, 8192)]) + srq(5, c=1, sges=[(1, 0, 8192)]) +
     send(0, SEND, sges=[(0, 0, 2500)]) + send(0, SEND, sges=[(0, 0, 100)]) + flow(),
+    # max_wr 2, four posted (two wait), grown to 12: two more go in; then
+    # one message, and a shrink below what it holds (refused)
+    'rc_srq_resize': setup + srq(0, c=1) + qp(RC) + srq(1, c=0x30) + connect(0, 1) +
+    srq(5, c=1, sges=[(1, 0, 4096)]) * 4 + poll() + srq(2, c=1) + bytes([12]) + poll() +
+    send(0, SEND, sges=[(0, 0, 100)]) + flow() + srq(2, c=1) + bytes([1]) + srq(3),
     'rc_lossy': setup + qp(RC) + qp(RC) + connect(0, 1) +
     send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) +
     (poll() + deliver(mode=0x1111) + poll(adv=0x85)) * 6,

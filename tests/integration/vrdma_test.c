@@ -685,6 +685,7 @@ static void t_query_device(struct env *e)
 		CHECK(c->max_qp_wr == 4096, "%s: max_qp_wr %u", vm, c->max_qp_wr);
 		CHECK(c->max_ah == 65536, "%s: max_ah %u", vm, c->max_ah);
 		CHECK(c->device_cap_flags == (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
+					      VIRTIO_RDMA_DEV_SRQ_RESIZE |
 					      VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS |
 					      VIRTIO_RDMA_DEV_MEM_WINDOW |
 					      VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B),

@@ -37,8 +37,11 @@
  *     ENG_CNT_ERR_CQ_OVERRUN counter;
  * 16. receives and sends with no SGEs (sg_list NULL);
  * 17. SRQs (IBA 10.2.9, 11.2.3): attribute limits, a limit above max_wr,
- *     resize UNSUPP, query; posting beyond max_wr or max_sge refused and
- *     nothing lost; -EBUSY while a QP uses one (and its PD); a QP on the SRQ
+ *     query; posting beyond max_wr or max_sge refused and nothing lost;
+ *     resize within the rules of 11.2.3.3 (not below the WQEs posted nor
+ *     the limit), a refused one changing nothing; -EBUSY while a QP uses
+ *     one (and its PD); Last WQE Reached once when a QP on it enters ERR
+ *     (and no other event); a QP on the SRQ
  *     of another PD refused; a QP on an SRQ ignores its receive caps and
  *     takes no receives of its own; each SRQ holds one of max_qp slots,
  *     distinct from the QPs' and freed on destroy.
@@ -2266,9 +2269,7 @@ static void test_srq(void **state)
 	assert_int_equal(q.max_wr, 4);
 	assert_int_equal(q.max_sge, 2);
 	assert_int_equal(q.srq_limit, 0);
-	/* 17.2 modify: resize is not offered, the limit up to max_wr */
-	q.max_wr = 8;
-	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EOPNOTSUPP);
+	/* 17.2 modify: the limit up to max_wr (resizing: 17.4) */
 	q.srq_limit = 5;
 	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_LIMIT), -EINVAL);
 	q.srq_limit = 4;
@@ -2285,7 +2286,44 @@ static void test_srq(void **state)
 		assert_int_equal(eng_srq_post_recv(srq, &rwr), 0);
 	assert_int_equal(eng_srq_post_recv(srq, &rwr), -ENOMEM);
 	assert_int_equal(eng_srq_count(srq), 4);
-	/* 17.4 a QP on it: receive caps ignored, no receives of its own */
+	/* 17.4 resize (IBA 11.2.3.3): not below the WQEs posted (4), nor 0 or
+	 * beyond ENG_MAX_WR, nor below the armed limit (4), nor with a new
+	 * limit above the new size; a refusal changes nothing. Growing keeps
+	 * the WQEs posted and takes more; shrinking to them is allowed. */
+	q.max_wr = 3;
+	q.srq_limit = 0;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EINVAL);
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR | ENG_SRQ_LIMIT), -EINVAL);
+	q.max_wr = 0;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EINVAL);
+	q.max_wr = ENG_MAX_WR + 1;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EINVAL);
+	q.max_wr = 6;
+	q.srq_limit = 7;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR | ENG_SRQ_LIMIT), -EINVAL);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 4);
+	assert_int_equal(q.srq_limit, 4);
+	assert_int_equal(eng_srq_count(srq), 4);
+	q.max_wr = 8;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), 0);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 8);
+	assert_int_equal(q.srq_limit, 4);	/* as it was */
+	assert_int_equal(eng_srq_count(srq), 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(eng_srq_post_recv(srq, &rwr), 0);
+	assert_int_equal(eng_srq_post_recv(srq, &rwr), -ENOMEM);
+	q.max_wr = 7;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR), -EINVAL);
+	q.max_wr = 8;				/* the same size: a no-op */
+	q.srq_limit = 2;
+	assert_int_equal(eng_srq_modify(srq, &q, ENG_SRQ_MAX_WR | ENG_SRQ_LIMIT), 0);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 8);
+	assert_int_equal(q.srq_limit, 2);
+	assert_int_equal(eng_srq_count(srq), 8);
+	/* 17.5 a QP on it: receive caps ignored, no receives of its own */
 	init.srq = srq;
 	assert_int_equal(eng_qp_create(f.pd, &init, &qp), 0);
 	assert_ptr_equal(eng_qp_srq(qp), srq);
@@ -2294,13 +2332,21 @@ static void test_srq(void **state)
 	assert_int_equal(got.cap.max_recv_wr, 0);
 	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_RESET, ENG_QPS_INIT), 0);
 	assert_int_equal(eng_post_recv(qp, &rwr), -EINVAL);
-	/* 17.5 in use: the SRQ and its PD are busy; the QP's ERR leaves the
-	 * SRQ's WQEs alone (they are the other QPs') */
+	/* 17.6 in use: the SRQ and its PD are busy; the QP's ERR leaves the
+	 * SRQ's WQEs alone (they are the other QPs') and raises Last WQE
+	 * Reached for the QP (IBA 11.6.3.1), once: not again for ERR -> ERR */
 	assert_int_equal(eng_srq_destroy(srq), -EBUSY);
+	f.t.n_async = 0;
 	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_INIT, ENG_QPS_ERR), 0);
-	assert_int_equal(eng_srq_count(srq), 4);
+	assert_int_equal(eng_srq_count(srq), 8);
 	expect_flushed(f.rcq, eng_qp_num(qp), 0, 0, "SRQ's QP to ERR");
-	/* 17.6 another PD's SRQ */
+	assert_int_equal(f.t.n_async, 1);
+	assert_ptr_equal(f.t.async[0].qp, qp);
+	assert_null(f.t.async[0].cq);
+	assert_int_equal(f.t.async[0].event, ENG_EVENT_QP_LAST_WQE_REACHED);
+	assert_int_equal(qp_step(qp, ENG_QPT_RC, ENG_QPS_ERR, ENG_QPS_ERR), 0);
+	assert_int_equal(f.t.n_async, 1);
+	/* 17.7 another PD's SRQ */
 	assert_int_equal(eng_pd_alloc(f.dev, &pd2), 0);
 	assert_int_equal(eng_qp_create(pd2, &init, &qp2), -EINVAL);
 	assert_int_equal(eng_qp_destroy(qp), 0);
@@ -2309,7 +2355,7 @@ static void test_srq(void **state)
 	assert_int_equal(eng_pd_free(pd2), 0);
 	fx_fini(&f);
 
-	/* 17.7 slots: max_qp 3 holds one SRQ and two QPs, all distinct */
+	/* 17.8 slots: max_qp 3 holds one SRQ and two QPs, all distinct */
 	fx_init(&f);
 	eng_dev_set_limits(f.dev, 16, 16, 16, 3);
 	init.send_cq = f.scq;

@@ -134,10 +134,20 @@ static int qp_event = ENG_EVENT_NONE;
 static struct eng_qp *qp_event_qp;
 static unsigned int qp_events;
 
+/* With last_wqe_cq set: the completion that CQ held when Last WQE Reached
+ * came, taken from it. */
+static struct eng_cq *last_wqe_cq;
+static struct eng_wc last_wqe_flushed;
+
 static void on_async(void *ctx, struct eng_cq *cq, struct eng_qp *qp, int event)
 {
 	(void)ctx;
 	(void)cq;
+	if (event == ENG_EVENT_QP_LAST_WQE_REACHED && last_wqe_cq) {
+		memset(&last_wqe_flushed, 0, sizeof(last_wqe_flushed));
+		eng_cq_poll(last_wqe_cq, &last_wqe_flushed, 1);
+		last_wqe_cq = NULL;
+	}
 	if (event == ENG_EVENT_SQ_DRAINED) {
 		drained_events++;
 	} else if (qp) {
@@ -1956,6 +1966,30 @@ static void srq_pairs(struct side *a, struct side *b, struct eng_srq *srq, struc
 	srq_connect(a, q[1], b, q[3], ENG_QPT_RC, psn + 100);
 }
 
+/* One RC pair: a's *a1 to b's *b1 on a new SRQ of sa (of b.pd). */
+static struct eng_srq *srq_pair(struct side *a, struct side *b, const struct eng_srq_attr *sa,
+				uint32_t psn, struct eng_qp **a1, struct eng_qp **b1)
+{
+	struct eng_srq *srq;
+
+	assert_int_equal(eng_srq_create(b->pd, sa, &srq), 0);
+	*a1 = srq_qp(a, NULL, ENG_QPT_RC);
+	*b1 = srq_qp(b, srq, ENG_QPT_RC);
+	srq_connect(a, *a1, b, *b1, ENG_QPT_RC, psn);
+	return srq;
+}
+
+/* Undo srq_pair and the sides. */
+static void srq_pair_free(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *a1,
+			  struct eng_qp *b1)
+{
+	assert_int_equal(eng_qp_destroy(b1), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_qp_destroy(a1), 0);
+	side_free(a);
+	side_free(b);
+}
+
 /* Undo srq_pairs and the sides: the SRQ is BUSY until its last QP goes. */
 static void srq_pairs_free(struct side *a, struct side *b, struct eng_srq *srq, struct eng_qp *q[4])
 {
@@ -2067,10 +2101,7 @@ static void test_srq_rnr_limit(void **state)
 
 	(void)state;
 	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 80);
-	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
-	a1 = srq_qp(&a, NULL, ENG_QPT_RC);
-	b1 = srq_qp(&b, srq, ENG_QPT_RC);
-	srq_connect(&a, a1, &b, b1, ENG_QPT_RC, 300);
+	srq = srq_pair(&a, &b, &sa, 300, &a1, &b1);
 	srq_send(a1, &a, 1, 0x1000, 200, NULL, 0);
 	assert_false(pump_for(&a, &b, 10000000));
 	assert_true(eng_qp_counters(b1)->c[ENG_CNT_NAK_SENT_RNR] > 10);
@@ -2108,16 +2139,13 @@ static void test_srq_rnr_limit(void **state)
 			assert_int_equal(q.srq_limit, 0);	/* disarmed */
 		}
 	}
-	assert_int_equal(eng_qp_destroy(b1), 0);
-	assert_int_equal(eng_srq_destroy(srq), 0);
-	assert_int_equal(eng_qp_destroy(a1), 0);
-	side_free(&a);
-	side_free(&b);
+	srq_pair_free(&a, &b, srq, a1, b1);
 }
 
 /* A QP that goes to ERR mid-message completes the SRQ WQE it took with
- * WR_FLUSH_ERR on its own recv CQ (IBA 10.2.9.5); the SRQ's other WQEs stay
- * for the other QPs, and the next message takes the next one. */
+ * WR_FLUSH_ERR on its own recv CQ (IBA 10.2.9.5) and then raises Last WQE
+ * Reached (11.6.3.1), once; the SRQ's other WQEs stay for the other QPs,
+ * and the next message takes the next one. */
 static void test_srq_flush_held(void **state)
 {
 	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 };
@@ -2139,13 +2167,20 @@ static void test_srq_flush_held(void **state)
 	transmit(&a);
 	deliver_first(1);				/* b1 holds WQE 30 */
 	assert_int_equal(eng_srq_count(srq), 1);
+	qp_events = 0;
+	last_wqe_cq = b.cq;
 	assert_int_equal(eng_qp_modify(b1, &err, ENG_QP_STATE), 0);
-	wc = poll_one(&b);
+	assert_int_equal(qp_events, 1);
+	assert_int_equal(qp_event, ENG_EVENT_QP_LAST_WQE_REACHED);
+	assert_ptr_equal(qp_event_qp, b1);
+	wc = last_wqe_flushed;		/* in the CQ by then */
 	assert_int_equal(wc.wr_id, 30);
 	assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
 	assert_int_equal(wc.qp_num, eng_qp_num(b1));
 	assert_cq_empty(&b);
 	assert_int_equal(eng_srq_count(srq), 1);
+	assert_int_equal(eng_qp_modify(b1, &err, ENG_QP_STATE), 0);
+	assert_int_equal(qp_events, 1);
 	wire_reset(5);					/* the rest of a1's message */
 	srq_send(a2, &a, 2, 0x1000, 100, NULL, 0);
 	(void)pump_for(&a, &b, SRQ_PUMP_NS);	/* a1's resends to b1 in ERR: unanswered */
@@ -2155,6 +2190,65 @@ static void test_srq_flush_held(void **state)
 	assert_int_equal(wc.wr_id, 31);
 	assert_int_equal(wc.status, ENG_WC_SUCCESS);
 	srq_pairs_free(&a, &b, srq, q);
+}
+
+/* Resizing an SRQ (IBA 11.2.3.3) whose ring has wrapped keeps its WQEs in
+ * posting order: messages take them oldest first across the resize, and the
+ * new size holds more; not below the WQEs posted; shrinking to what is
+ * posted holds no more than that. */
+static void test_srq_resize(void **state)
+{
+	struct eng_srq_attr sa = { .max_wr = 4, .max_sge = 1 }, q;
+	struct eng_sge sge = { SIDE_IOVA + 0x30000, 256, 0 };
+	struct eng_recv_wr rwr = { .wr_id = 99, .sg_list = &sge, .num_sge = 1 };
+	struct eng_qp *a1, *b1;
+	struct eng_srq *srq;
+	struct eng_wc wc;
+	struct side a, b;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 96);
+	srq = srq_pair(&a, &b, &sa, 450, &a1, &b1);
+	for (i = 0; i < 6; i++) {	/* 4, two taken, two more: wrapped */
+		srq_post(srq, &b, 40 + i, 0x10000 + 0x1000 * i, 256);
+		if (i != 1 && i != 2)
+			continue;
+		srq_send(a1, &a, i, 0x1000, 10, NULL, 0);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+		poll_one(&a);
+		assert_int_equal(poll_one(&b).wr_id, 40 + i - 1);
+	}
+	assert_int_equal(eng_srq_count(srq), 4);
+	sa.max_wr = 3;
+	assert_int_equal(eng_srq_modify(srq, &sa, ENG_SRQ_MAX_WR), -EINVAL);
+	sa.max_wr = 8;
+	assert_int_equal(eng_srq_modify(srq, &sa, ENG_SRQ_MAX_WR), 0);
+	assert_int_equal(eng_srq_query(srq, &q), 0);
+	assert_int_equal(q.max_wr, 8);
+	for (i = 6; i < 10; i++)
+		srq_post(srq, &b, 40 + i, 0x10000 + 0x1000 * i, 256);
+	sge.lkey = eng_mr_lkey(b.mr);
+	assert_int_equal(eng_srq_post_recv(srq, &rwr), -ENOMEM);
+	for (i = 2; i < 10; i++) {
+		fill(a.mem + 0x1000, 10, i);
+		srq_send(a1, &a, i, 0x1000, 10, NULL, 0);
+		assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+		poll_one(&a);
+		wc = poll_one(&b);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		assert_int_equal(wc.wr_id, 40 + i);
+		assert_memory_equal(b.mem + 0x10000 + 0x1000 * i, a.mem + 0x1000, 10);
+	}
+	srq_post(srq, &b, 50, 0x10000, 256);
+	sa.max_wr = 1;
+	assert_int_equal(eng_srq_modify(srq, &sa, ENG_SRQ_MAX_WR), 0);
+	assert_int_equal(eng_srq_post_recv(srq, &rwr), -ENOMEM);
+	srq_send(a1, &a, 11, 0x1000, 10, NULL, 0);
+	assert_true(pump_for(&a, &b, SRQ_PUMP_NS));
+	poll_one(&a);
+	assert_int_equal(poll_one(&b).wr_id, 50);
+	srq_pair_free(&a, &b, srq, a1, b1);
 }
 
 /* UD QPs on an SRQ: the GRH area first, completions name the QP; with the
@@ -2548,6 +2642,7 @@ int main(void)
 		cmocka_unit_test(test_srq_rnr_limit),
 		cmocka_unit_test(test_srq_ud),
 		cmocka_unit_test(test_srq_flush_held),
+		cmocka_unit_test(test_srq_resize),
 		cmocka_unit_test(test_atomic_ops),
 		cmocka_unit_test(test_atomic_refused),
 		cmocka_unit_test(test_atomic_duplicate),

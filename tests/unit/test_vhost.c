@@ -2452,13 +2452,13 @@ static uint8_t modify_srq(struct fx *f, uint32_t srqn, uint32_t mask, uint32_t m
 	return (uint8_t)ctrl(f, VIRTIO_CMD_MODIFY_SRQ, &m, sizeof(m), NULL, 0, &len);
 }
 
-static uint8_t create_srq_qp(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t flags,
-			     uint32_t srqn, uint32_t *qpn, uint32_t *k)
+static uint8_t create_srq_qp(struct fx *f, uint32_t pdn, uint32_t scqn, uint32_t rcqn,
+			     uint32_t flags, uint32_t srqn, uint32_t *qpn, uint32_t *k)
 {
 	struct virtio_rdma_cmd_create_qp q = {
 		.pdn = htole32(pdn), .qp_type = VIRTIO_IB_QPT_RC,
 		.sq_sig_type = VIRTIO_IB_SIGNAL_ALL_WR, .max_send_wr = htole32(2),
-		.send_cqn = htole32(cqn), .recv_cqn = htole32(cqn),
+		.send_cqn = htole32(scqn), .recv_cqn = htole32(rcqn),
 		.flags = htole32(flags), .srqn = htole32(srqn),
 	};
 	struct virtio_rdma_rsp_create_qp r = { 0 };
@@ -2507,22 +2507,30 @@ static struct virtio_rdma_cqe cqe_at(struct fx *f, uint32_t cqn, uint16_t i)
  * holds a QP slot whose RQ feeds it (max_wr respected: the rest waits in
  * the ring) and whose SQ gives back what is posted there unread; CREATE_QP
  * names it with a flag (0: none, as old drivers send), unknown flags INVAL;
- * MODIFY_SRQ resize UNSUPP, limit <= max_wr; a message takes a WQE, the
- * completion names the QP, the armed limit raises SRQ_LIMIT_REACHED on the
- * QP's recv CQ (qp_num, src_qp = srqn) once; DESTROY_SRQ is BUSY while a QP
- * uses it and gives back what waits in its queue; SRQs count against the
- * max_qp slots. */
+ * MODIFY_SRQ limit <= max_wr; a message takes a WQE, the completion names
+ * the QP, the armed limit raises SRQ_LIMIT_REACHED on the QP's recv CQ
+ * (qp_num, src_qp = srqn) once; the QP to ERR raises QP_LAST_WQE_REACHED on
+ * its recv CQ, once; DESTROY_SRQ is BUSY while a QP uses it; MODIFY_SRQ
+ * resizes (not below what it holds, up to max_srq_wr) and a grown SRQ takes
+ * what waited in its ring; DESTROY_SRQ gives back what waits in its queue;
+ * SRQs count against the max_qp slots. */
 static void test_srq_slot(void **state)
 {
 	uint32_t pdn, cqn, srqn, ks, qpn, k, len, s[4], sk[4];
 	struct fx *f = slot_fx(&pdn, &cqn);
+	uint32_t scqn = create_cq(f, 64);
 	struct virtio_rdma_rsp_query_srq qr;
 	struct virtio_rdma_config cfg;
+	struct virtio_rdma_qp_attr qa;
 	struct virtio_rdma_cqe c;
+	uint64_t events;
 	unsigned int i;
 
 	(void)state;
+	for (uint16_t j = 0; j < 4; j++)
+		post_cq_buf(f, scqn, j);
 	read_config(f, &cfg);
+	assert_true(le64toh(cfg.device_cap_flags) & VIRTIO_RDMA_DEV_SRQ_RESIZE);
 	assert_int_equal(le32toh(cfg.max_srq), MAX_QP - 1);
 	assert_int_equal(le32toh(cfg.max_srq_wr), 4096);
 	assert_int_equal(le32toh(cfg.max_srq_sge), 32);
@@ -2549,16 +2557,15 @@ static void test_srq_slot(void **state)
 	assert_int_equal(le32toh(qr.max_wr), 2);
 	assert_int_equal(le32toh(qr.max_sge), 1);
 	assert_int_equal(le32toh(qr.srq_limit), 0);
-	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 8, 0), VIRTIO_RDMA_ERR_UNSUPP);
 	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_LIMIT, 0, 3), VIRTIO_RDMA_ERR_INVAL);
 	assert_int_equal(modify_srq(f, srqn + 1, VIRTIO_IB_SRQ_LIMIT, 0, 1), VIRTIO_RDMA_ERR_NOENT);
 	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_LIMIT, 0, 2), VIRTIO_RDMA_OK);
 
-	assert_int_equal(create_srq_qp(f, pdn, cqn, 2, srqn, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
-	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn + 1, &qpn, &k),
+	assert_int_equal(create_srq_qp(f, pdn, cqn, cqn, 2, srqn, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn + 1, &qpn, &k),
 			 VIRTIO_RDMA_ERR_NOENT);
-	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn, &qpn, &k),
-			 VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq_qp(f, pdn, scqn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn, &qpn,
+				       &k), VIRTIO_RDMA_OK);
 	assert_true(k != ks);
 	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
 	rx_send(f, qpn, 0);
@@ -2584,6 +2591,21 @@ static void test_srq_slot(void **state)
 	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(cqn)), 3);
 	assert_int_equal(cqe_at(f, cqn, 2).opcode, 128);
 
+	/* To ERR: QP_LAST_WQE_REACHED on its recv CQ, not its send CQ; once */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = VIRTIO_IB_QPS_ERR;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE, &qa);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(cqn)), 4);
+	c = cqe_at(f, cqn, 3);
+	assert_int_equal(c.opcode, VIRTIO_RDMA_WC_ASYNC_EVENT);
+	assert_int_equal(le32toh(c.vendor_err), VIRTIO_RDMA_EVENT_QP_LAST_WQE_REACHED);
+	assert_int_equal(le32toh(c.qp_num), qpn);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_CQ_VQ(scqn)), 0);
+	events = f->v->stats.events;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE, &qa);
+	assert_int_equal(f->v->stats.events, events);
+
 	/* In use: BUSY. Then what waits in its queue comes back with it. */
 	assert_int_equal(ctrl(f, VIRTIO_CMD_DESTROY_SRQ, &(uint32_t){ htole32(srqn) }, 4, NULL, 0,
 			      &len), VIRTIO_RDMA_ERR_BUSY);
@@ -2592,6 +2614,22 @@ static void test_srq_slot(void **state)
 		post_recv_wqe(f, ks, j);
 	poll_dev(f);
 	assert_int_equal(f->v->stats.srq_wqes, 4);	/* 1 + 1 fit, two wait */
+	/* Resize: not below the 2 WQEs in it, nor 0 or beyond max_srq_wr;
+	 * grown, it takes the two waiting in the ring (IBA 11.2.3.3) */
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 1, 0), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 0, 0), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 4097, 0),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR | VIRTIO_IB_SRQ_LIMIT, 4, 5),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 4096, 0), VIRTIO_RDMA_OK);
+	assert_int_equal(modify_srq(f, srqn, VIRTIO_IB_SRQ_MAX_WR, 4, 0), VIRTIO_RDMA_OK);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_QUERY_SRQ, &(uint32_t){ htole32(srqn) }, 4, &qr,
+			      sizeof(qr), &len), VIRTIO_RDMA_OK);
+	assert_int_equal(le32toh(qr.max_wr), 4);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 6);
+	assert_int_equal(used_idx(f, rq_of(ks)), 6);
 	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
 	assert_returned(f, rq_of(ks), 3, 6, 3);
 	assert_int_equal(ctrl(f, VIRTIO_CMD_QUERY_SRQ, &(uint32_t){ htole32(srqn) }, 4, &qr,
@@ -2601,11 +2639,11 @@ static void test_srq_slot(void **state)
 	for (i = 0; i < 3; i++)
 		assert_int_equal(create_srq(f, pdn, 2, 0, &s[i], &sk[i]), VIRTIO_RDMA_OK);
 	assert_int_equal(create_srq(f, pdn, 2, 0, &s[3], &sk[3]), VIRTIO_RDMA_ERR_NOMEM);
-	assert_int_equal(create_srq_qp(f, pdn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, s[1], &qpn, &k),
+	assert_int_equal(create_srq_qp(f, pdn, cqn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, s[1], &qpn, &k),
 			 VIRTIO_RDMA_OK);
 	for (i = 0; i < 3; i++)
 		assert_true(k != sk[i]);
-	assert_int_equal(create_srq_qp(f, pdn, cqn, 0, 0, &qpn, &k), VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, cqn, 0, 0, &qpn, &k), VIRTIO_RDMA_ERR_NOMEM);
 	assert_false(f->v->broken);
 	fx_free(f);	/* frees the QP before the SRQs it holds */
 }

@@ -99,7 +99,8 @@ check "vrdmad's SRQ took the VM's receives, refused none" srq_used
 
 # vrdma-wr-test (guest/rdma-core/tests/wr_test.c): the rest of the WR
 # API, the VM's QPs connected to each other (vrdmad loops the frames
-# back): every builder and setter, and the batches that must fail whole
+# back): every builder and setter (the atomics too), and the batches that
+# must fail whole; an SRQ resized, and QP_LAST_WQE_REACHED of a QP on it
 wr_test() {
 	local out rc=0
 	guest_use vm

@@ -4,14 +4,19 @@
  * extended QPs (ibv_wr_*, libibverbs' ibv_wr_post.3) on one RDMA device,
  * its QPs connected to each other through the device's own GID (vrdmad
  * loops such frames back): every builder and setter the vrdma provider
- * offers, with the data and completions they must give, and the batches
- * that must fail whole. Prints one line per check and
+ * offers (the atomics when the device has them), with the data and
+ * completions they must give, and the batches that must fail whole; and an
+ * SRQ resized (ibv_modify_srq IBV_SRQ_MAX_WR, then ibv_query_srq) and
+ * the QP_LAST_WQE_REACHED event of a QP on it that goes to ERR. Prints one
+ * line per check and
  * "vrdma-wr-test: N passed, M failed"; exits 1 if any failed.
  *
  * Built in the guest image beside the provider (guest/rdma-core/build.sh)
  * and run by tests/vm/verbs.sh.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +33,8 @@ enum {
 	DST = 8192,		/* B's memory that A writes */
 	PEER = 16384,		/* B's memory that A reads */
 	READ_DST = 24576,	/* where A's READs land */
+	ATOMIC = 28672,		/* B's 64-bit word that A's atomics change */
+	ATOMIC_RES = 28736,	/* where their original values land */
 	RECV = 32768,		/* B's receive buffers, RECV_SIZE each */
 	RECV_SIZE = 2048,
 	NRECV = 8,
@@ -47,6 +54,7 @@ struct test {
 	uint8_t *buf;
 	union ibv_gid gid;
 	int gid_index;
+	bool atomics;		/* the device's atomic_cap is not NONE */
 	int passed, failed;
 };
 
@@ -130,7 +138,8 @@ static int to_init(struct ibv_qp *qp)
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
 		.qkey = QKEY,
 	};
 	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
@@ -454,8 +463,162 @@ static void test_ud(struct test *t)
 	ibv_destroy_ah(ah);
 }
 
+/* Both atomics on B's word, and a compare that fails; each original value
+ * lands in A's SGE (IBA 9.4.5, in the host's byte order). */
+static void test_atomics(struct test *t, struct ibv_qp *a)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(a);
+	uint64_t word = 0x1122334455667788ull, res[3] = {}, after = 0;
+	struct ibv_wc wc[3];
+	int i, n, ret;
+	bool ok;
+
+	memcpy(t->buf + ATOMIC, &word, 8);
+	memset(t->buf + ATOMIC_RES, 0xee, 24);
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 40;
+	ibv_wr_atomic_cmp_swp(x, t->mr->rkey, addr(t, ATOMIC), word,
+			      0x0102030405060708ull);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, ATOMIC_RES), 8);
+	ret = ibv_wr_complete(x);
+	n = poll_n(t->scq, wc, 1, 10000);
+	memcpy(&res[0], t->buf + ATOMIC_RES, 8);
+	memcpy(&after, t->buf + ATOMIC, 8);
+	check(t, "CMP_AND_SWP that matches: swapped, the original value returned",
+	      !ret && n == 1 && wc[0].status == IBV_WC_SUCCESS &&
+	      wc[0].wr_id == 40 && wc[0].opcode == IBV_WC_COMP_SWAP &&
+	      res[0] == word && after == 0x0102030405060708ull);
+
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	x->wr_id = 41;
+	ibv_wr_atomic_fetch_add(x, t->mr->rkey, addr(t, ATOMIC), 0x10);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, ATOMIC_RES + 8), 8);
+	x->wr_id = 42;		/* compares with the old value: no swap */
+	ibv_wr_atomic_cmp_swp(x, t->mr->rkey, addr(t, ATOMIC), word, 0xdead);
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, ATOMIC_RES + 16), 8);
+	ret = ibv_wr_complete(x);
+	check(t, "one batch: FETCH_AND_ADD, CMP_AND_SWP", !ret);
+	n = poll_n(t->scq, wc, 2, 10000);
+	ok = n == 2;
+	for (i = 0; ok && i < 2; i++)
+		ok = wc[i].status == IBV_WC_SUCCESS &&
+		     wc[i].wr_id == (uint64_t)41 + i &&
+		     wc[i].opcode == (i ? IBV_WC_COMP_SWAP : IBV_WC_FETCH_ADD);
+	if (!ok && n > 0)
+		printf("    %d completions, first: status %s, opcode %d\n", n,
+		       ibv_wc_status_str(wc[0].status), wc[0].opcode);
+	check(t, "  two completions: FETCH_ADD, COMP_SWAP", ok);
+	memcpy(&res[1], t->buf + ATOMIC_RES + 8, 16);
+	memcpy(&after, t->buf + ATOMIC, 8);
+	check(t, "  FETCH_AND_ADD added, giving the swapped value",
+	      res[1] == 0x0102030405060708ull);
+	check(t, "  a CMP_AND_SWP that does not match gives the value, swaps nothing",
+	      res[2] == 0x0102030405060718ull && after == 0x0102030405060718ull);
+
+	/* refused by the provider, the batch whole (the kernel would refuse
+	 * it too, but after posting the WRITE before it) */
+	ibv_wr_start(x);
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(x, t->mr->rkey, addr(t, DST + 4096));
+	ibv_wr_set_sge(x, t->mr->lkey, addr(t, SRC), 8);
+	ibv_wr_atomic_fetch_add(x, t->mr->rkey, addr(t, ATOMIC), 1);
+	ibv_wr_set_inline_data(x, &word, 8);
+	ret = ibv_wr_complete(x);
+	check(t, "inline data on an atomic: EINVAL, the WRITE before not posted",
+	      ret == EINVAL && quiet(t));
+}
+
+/* The next asynchronous event within ms milliseconds, polling cq meanwhile:
+ * the driver hands the device's event CQEs on as it polls the CQ. */
+static bool next_event(struct test *t, struct ibv_cq *cq,
+		       struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p = { .fd = t->ctx->async_fd, .events = POLLIN };
+	struct ibv_wc wc;
+
+	for (; ms > 0; ms -= 10) {
+		while (ibv_poll_cq(cq, 1, &wc) > 0)
+			;
+		if (poll(&p, 1, 10) == 1 && !ibv_get_async_event(t->ctx, ev))
+			return true;
+	}
+	return false;
+}
+
+/* An SRQ resized (IBA 11.2.3.3), and a QP on it to ERR: Last WQE Reached
+ * (IBA 11.6.3.1, IBV_EVENT_QP_LAST_WQE_REACHED) for that QP. */
+static void test_srq(struct test *t)
+{
+	struct ibv_srq_init_attr sa = {
+		.attr = { .max_wr = 4, .max_sge = 1, .srq_limit = 0 },
+	};
+	struct ibv_qp_init_attr qa = {
+		.send_cq = t->scq, .recv_cq = t->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_srq_attr a = {};
+	struct ibv_device_attr dev;
+	struct ibv_async_event ev;
+	struct ibv_srq *srq;
+	struct ibv_qp *q;
+	bool ok;
+
+	srq = ibv_create_srq(t->pd, &sa);
+	if (!srq) {
+		check(t, "an SRQ", false);
+		return;
+	}
+	check(t, "the device says it resizes SRQs (IBV_DEVICE_SRQ_RESIZE)",
+	      !ibv_query_device(t->ctx, &dev) &&
+	      (dev.device_cap_flags & IBV_DEVICE_SRQ_RESIZE));
+	a.max_wr = 64;
+	ok = !ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR);
+	memset(&a, 0, sizeof(a));
+	check(t, "ibv_modify_srq IBV_SRQ_MAX_WR 4 -> 64, ibv_query_srq says 64",
+	      ok && !ibv_query_srq(srq, &a) && a.max_wr == 64);
+	a.max_wr = 8;
+	a.srq_limit = 9;
+	ok = ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT) == EINVAL;
+	memset(&a, 0, sizeof(a));
+	check(t, "a limit above the new max_wr: EINVAL, nothing changed",
+	      ok && !ibv_query_srq(srq, &a) && a.max_wr == 64 && !a.srq_limit);
+	a.max_wr = dev.max_srq_wr + 1;
+	check(t, "beyond max_srq_wr: EINVAL",
+	      ibv_modify_srq(srq, &a, IBV_SRQ_MAX_WR) == EINVAL);
+
+	qa.srq = srq;
+	q = ibv_create_qp(t->pd, &qa);
+	if (!q || to_init(q)) {
+		check(t, "an RC QP on the SRQ", false);
+		goto destroy_srq;
+	}
+	fcntl(t->ctx->async_fd, F_SETFL,
+	      fcntl(t->ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	ok = !ibv_modify_qp(q, &err, IBV_QP_STATE) &&
+	     next_event(t, t->rcq, &ev, 5000);
+	if (ok) {
+		ok = ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		     ev.element.qp == q;
+		if (!ok)
+			printf("    event %s\n", ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	check(t, "a QP on the SRQ to ERR: IBV_EVENT_QP_LAST_WQE_REACHED for it", ok);
+	check(t, "  once: not again for ERR -> ERR",
+	      !ibv_modify_qp(q, &err, IBV_QP_STATE) &&
+	      !next_event(t, t->rcq, &ev, 300));
+	ibv_destroy_qp(q);
+destroy_srq:
+	ibv_destroy_srq(srq);
+}
+
 static int run(struct test *t)
 {
+	const uint64_t atomic_ops = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 	uint64_t rc_ops = IBV_QP_EX_WITH_RDMA_WRITE |
 			  IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
 			  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
@@ -469,12 +632,23 @@ static int run(struct test *t)
 	struct ibv_qp_cap cap;
 	bool ok;
 
-	q = make_qp(t, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
+	q = make_qp(t, IBV_QPT_UC, IBV_QP_EX_WITH_SEND |
 		    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, NULL);
 	ok = !q && errno == EOPNOTSUPP;
 	q = make_qp(t, IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE, NULL);
 	check(t, "create_qp_ex refuses opcodes the QP type lacks: EOPNOTSUPP",
 	      ok && !q && errno == EOPNOTSUPP);
+	/* the atomics on RC: as the device's atomic_cap says */
+	q = make_qp(t, IBV_QPT_RC, IBV_QP_EX_WITH_SEND | atomic_ops, NULL);
+	check(t, t->atomics ? "create_qp_ex takes the atomics on RC (atomic_cap HCA)" :
+			      "create_qp_ex refuses the atomics: atomic_cap NONE",
+	      t->atomics ? q && ibv_qp_to_qp_ex(q)->wr_atomic_cmp_swp &&
+			   ibv_qp_to_qp_ex(q)->wr_atomic_fetch_add :
+			   !q && errno == EOPNOTSUPP);
+	if (q)
+		ibv_destroy_qp(q);
+	if (t->atomics)
+		rc_ops |= atomic_ops;
 
 	plain.send_cq = t->scq;
 	plain.recv_cq = t->rcq;
@@ -495,7 +669,10 @@ static int run(struct test *t)
 	test_rc_batch(t, a, b);
 	test_failed_batches(t, a, s, &cap);
 	test_abort(t, a, b);
+	if (t->atomics)
+		test_atomics(t, a);
 	test_ud(t);
+	test_srq(t);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_qp(s);
@@ -506,6 +683,7 @@ int main(int argc, char **argv)
 {
 	const char *name = "vrdma0";
 	struct ibv_device **list;
+	struct ibv_device_attr dev;
 	struct test t = {};
 	int i, opt;
 
@@ -529,18 +707,21 @@ int main(int argc, char **argv)
 	if (list)
 		ibv_free_device_list(list);
 	t.buf = calloc(1, BUF_SIZE);
-	if (!t.ctx || !t.buf || ibv_query_gid(t.ctx, 1, t.gid_index, &t.gid)) {
+	if (!t.ctx || !t.buf || ibv_query_gid(t.ctx, 1, t.gid_index, &t.gid) ||
+	    ibv_query_device(t.ctx, &dev)) {
 		fprintf(stderr, "vrdma-wr-test: cannot open %s or its GID %d\n",
 			name, t.gid_index);
 		return 1;
 	}
+	t.atomics = dev.atomic_cap != IBV_ATOMIC_NONE;
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.scq = t.pd ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;
 	t.rcq = t.scq ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;
 	t.mr = t.rcq ? ibv_reg_mr(t.pd, t.buf, BUF_SIZE,
 				  IBV_ACCESS_LOCAL_WRITE |
 				  IBV_ACCESS_REMOTE_WRITE |
-				  IBV_ACCESS_REMOTE_READ) : NULL;
+				  IBV_ACCESS_REMOTE_READ |
+				  IBV_ACCESS_REMOTE_ATOMIC) : NULL;
 	if (!t.mr) {
 		fprintf(stderr, "vrdma-wr-test: PD, CQ or MR: %s\n", strerror(errno));
 		return 1;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vrdma.h"
 
@@ -143,6 +144,19 @@ static int vrdma_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return ibv_cmd_req_notify_cq(cq, solicited_only);
 }
 
+/* The device's attributes, all 0 if the kernel does not say. */
+static struct ibv_device_attr vrdma_device_attr(struct ibv_context *context)
+{
+	struct ibv_device_attr_ex attr = {};
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+
+	if (ibv_cmd_query_device_any(context, NULL, &attr, sizeof(attr), &resp,
+				     &resp_size))
+		memset(&attr, 0, sizeof(attr));
+	return attr.orig_attr;
+}
+
 /*
  * Every QP is a vrdma_qp; one created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
  * is also an ibv_qp_ex with the ibv_wr_* API (wr.c).
@@ -166,7 +180,9 @@ static struct ibv_qp *vrdma_create_qp_ex(struct ibv_context *context,
 	if (!qp)
 		return NULL;
 	if (qpx) {
-		ret = vrdma_wr_init(qp, attr->qp_type, attr->send_ops_flags);
+		ret = vrdma_wr_init(qp, attr->qp_type, attr->send_ops_flags,
+				    vrdma_device_attr(context).atomic_cap !=
+				    IBV_ATOMIC_NONE);
 		if (ret)
 			return vrdma_fail(qp, ret);
 	}
@@ -213,18 +229,6 @@ static int vrdma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
-/* The device's max_qp_init_rd_atom, or 0 if the kernel does not say. */
-static unsigned int vrdma_max_rd_atomic(struct ibv_context *context)
-{
-	struct ibv_device_attr_ex attr = {};
-	struct ib_uverbs_ex_query_device_resp resp;
-	size_t resp_size = sizeof(resp);
-
-	if (ibv_cmd_query_device_any(context, NULL, &attr, sizeof(attr), &resp,
-				     &resp_size))
-		return 0;
-	return attr.orig_attr.max_qp_init_rd_atom;
-}
 
 /*
  * perftest's READ tests give the peer's responder depth as max_rd_atomic
@@ -240,7 +244,8 @@ static int vrdma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	unsigned int max;
 
 	if ((attr_mask & IBV_QP_MAX_QP_RD_ATOMIC) && attr->max_rd_atomic) {
-		max = vrdma_max_rd_atomic(qp->context);
+		/* the device's max_qp_init_rd_atom; 0: unknown */
+		max = vrdma_device_attr(qp->context).max_qp_init_rd_atom;
 		if (max && attr->max_rd_atomic > max) {
 			lowered = *attr;
 			lowered.max_rd_atomic = max;

@@ -75,7 +75,7 @@ static inline struct vrdma_device *to_vrdma_dev(struct verbs_device *dev)
 }
 
 int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
-		  uint64_t send_ops);
+		  uint64_t send_ops, bool atomics);
 void vrdma_wr_fini(struct vrdma_qp *qp);
 
 #endif

@@ -27,9 +27,12 @@ struct vrdma_wr {
 };
 
 /* The opcodes the device offers (docs/virtio-rdma.md, POST_SEND), by QP
- * type: no atomics, memory windows or invalidation. */
-static uint64_t vrdma_ops(enum ibv_qp_type type)
+ * type: the atomics on RC when the device has them (atomic_cap); no memory
+ * windows or invalidation, which the kernel's POST_SEND refuses. */
+static uint64_t vrdma_ops(enum ibv_qp_type type, bool atomics)
 {
+	const uint64_t atomic_ops = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+				    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 	const uint64_t sends = IBV_QP_EX_WITH_SEND |
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
 	const uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE |
@@ -37,7 +40,8 @@ static uint64_t vrdma_ops(enum ibv_qp_type type)
 
 	switch (type) {
 	case IBV_QPT_RC:
-		return sends | writes | IBV_QP_EX_WITH_RDMA_READ;
+		return sends | writes | IBV_QP_EX_WITH_RDMA_READ |
+		       (atomics ? atomic_ops : 0);
 	case IBV_QPT_UC:
 		return sends | writes;
 	case IBV_QPT_UD:
@@ -148,6 +152,38 @@ static void vrdma_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
 		      remote_addr);
 }
 
+/* IBA 9.4.5: 64 bits at remote_addr, the original value into the SGE. */
+static void vrdma_wr_atomic(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode opcode,
+			    uint64_t op, uint32_t rkey, uint64_t remote_addr,
+			    uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_send_wr *wr = vrdma_wr_new(ibqp, opcode, op);
+
+	if (wr) {
+		wr->wr.atomic.remote_addr = remote_addr;
+		wr->wr.atomic.compare_add = compare_add;
+		wr->wr.atomic.swap = swap;
+		wr->wr.atomic.rkey = rkey;
+	}
+}
+
+static void vrdma_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				    uint64_t remote_addr, uint64_t compare,
+				    uint64_t swap)
+{
+	vrdma_wr_atomic(ibqp, IBV_WR_ATOMIC_CMP_AND_SWP,
+			IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, rkey, remote_addr,
+			compare, swap);
+}
+
+static void vrdma_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				      uint64_t remote_addr, uint64_t add)
+{
+	vrdma_wr_atomic(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
+			add, 0);
+}
+
 static void vrdma_wr_send(struct ibv_qp_ex *ibqp)
 {
 	vrdma_wr_new(ibqp, IBV_WR_SEND, IBV_QP_EX_WITH_SEND);
@@ -247,7 +283,9 @@ static void vrdma_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
 
 	if (!w)
 		return;
-	if (w->wr.opcode == IBV_WR_RDMA_READ) {
+	if (w->wr.opcode == IBV_WR_RDMA_READ ||
+	    w->wr.opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    w->wr.opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		qp->err = EINVAL;	/* inline is for SEND and WRITE */
 		return;
 	}
@@ -382,10 +420,10 @@ static void vrdma_wr_abort(struct ibv_qp_ex *ibqp)
  * instead of calling through NULL.
  */
 int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
-		  uint64_t send_ops)
+		  uint64_t send_ops, bool atomics)
 {
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
-	uint64_t ops = vrdma_ops(type);
+	uint64_t ops = vrdma_ops(type, atomics);
 
 	if (!ops || (send_ops & ~ops))
 		return EOPNOTSUPP;
@@ -396,6 +434,10 @@ int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
 	}
 	if (ops & IBV_QP_EX_WITH_RDMA_READ)
 		x->wr_rdma_read = vrdma_wr_rdma_read;
+	if (ops & IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP) {
+		x->wr_atomic_cmp_swp = vrdma_wr_atomic_cmp_swp;
+		x->wr_atomic_fetch_add = vrdma_wr_atomic_fetch_add;
+	}
 	x->wr_send = vrdma_wr_send;
 	x->wr_send_imm = vrdma_wr_send_imm;
 	x->wr_set_ud_addr = vrdma_wr_set_ud_addr;
