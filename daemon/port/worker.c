@@ -149,7 +149,6 @@ static void deliver(struct worker *w, const struct vm *vm, const struct roce_pkt
 static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
 		     uint32_t total_len)
 {
-	struct vrdma_gid gid;
 	struct roce_pkt pkt;
 	enum roce_drop why;
 	const struct vm *vm;
@@ -161,8 +160,7 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 		stat_add(&w->stats.drops[why], 1);
 		return;
 	}
-	memcpy(gid.raw, pkt.addr.dgid, sizeof(gid.raw));
-	vm = vm_table_find_gid(w->vms, &gid);
+	vm = vm_table_find_gid_cached(w->vms, &w->rx_gid, pkt.addr.dgid);
 	if (!vm) {
 		stat_add(&w->stats.drops[PORT_DROP_UNKNOWN_GID], 1);
 		return;
@@ -288,14 +286,12 @@ static unsigned int host_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t le
 				  struct roce_frag *frags, unsigned int max)
 {
 	struct worker *w = ctx;
-	struct vrdma_gid gid;
 	const struct vm *vm;
 
 	tx_cancel(w);
 	if (!max || len > WORKER_MAX_FRAME)
 		return 0;
-	memcpy(gid.raw, dgid, sizeof(gid.raw));
-	vm = vm_table_find_gid(w->vms, &gid);
+	vm = vm_table_find_gid_cached(w->vms, &w->tx_gid, dgid);
 	if (vm && vm->dev)
 		return tx_alloc_ring(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX,
 				     vm->id, len, frags);

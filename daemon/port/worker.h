@@ -88,6 +88,7 @@ struct worker {
 	struct xsk_tx_pool tx_pool;	/* txq's transmit frames */
 	uint32_t tx_left;		/* TX descriptors the kernel had not taken */
 	struct tx_pending tx;
+	struct vm_gid_cache rx_gid, tx_gid;	/* the last destination GIDs */
 	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */
 	struct vdev **own;		/* devices this worker runs */
 	unsigned int n_own;
