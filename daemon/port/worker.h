@@ -105,6 +105,7 @@ struct worker {
 	bool paused;
 	unsigned int quiesce_depth;	/* control thread only */
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop */
+	uint64_t poll_ns;		/* the same while it polls, else 0 */
 	/* vrdmactl capture: while capture_on, each frame received, sent or looped
 	 * back is copied into capture (the worker produces, the control thread
 	 * consumes; daemon/core/capture.c). */
