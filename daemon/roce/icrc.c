@@ -27,12 +27,13 @@ uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len)
 	return crc;
 }
 
-uint32_t roce_icrc_masked_headers(const uint8_t *ip, unsigned int ip_len, bool ipv6)
+uint32_t roce_icrc_masked_headers(const uint8_t *ip, unsigned int ip_len, bool ipv6,
+				  unsigned int bth_len)
 {
-	/* 8 + IPv4 with options (60) or IPv6 (40) + UDP + BTH */
-	uint8_t m[8 + 60 + sizeof(struct udp_hdr) + sizeof(struct bth)];
+	/* 8 + IPv4 with options (60) or IPv6 (40) + UDP + BTH and extensions */
+	uint8_t m[8 + 60 + sizeof(struct udp_hdr) + 256];
 	uint8_t *h = m + 8, *udp = h + ip_len, *bth = udp + sizeof(struct udp_hdr);
-	unsigned int n = 8 + ip_len + sizeof(struct udp_hdr) + sizeof(struct bth);
+	unsigned int n = 8 + ip_len + sizeof(struct udp_hdr) + bth_len;
 
 	memset(m, 0xff, 8);
 	memcpy(h, ip, n - 8);
