@@ -24,6 +24,7 @@ int vm_table_init(struct vm_table *t)
 	}
 	for (i = 0; i < VM_TABLE_SLOTS; i++)
 		t->vms[i].id = i;
+	t->gen = 1;
 	return 0;
 }
 
@@ -46,6 +47,7 @@ static void rebuild_index(struct vm_table *t)
 	unsigned int j, n_cfg, k;
 	bool taken;
 
+	t->gen++;
 	t->n_gids = 0;
 	t->n_vms = 0;
 	t->hi = 0;

@@ -149,7 +149,6 @@ static void deliver(struct worker *w, const struct vm *vm, const struct roce_pkt
 static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned int nfrags,
 		     uint32_t total_len)
 {
-	struct vrdma_gid gid;
 	struct roce_pkt pkt;
 	enum roce_drop why;
 	const struct vm *vm;
@@ -161,8 +160,7 @@ static void rx_frame(struct worker *w, const struct roce_frag *frags, unsigned i
 		stat_add(&w->stats.drops[why], 1);
 		return;
 	}
-	memcpy(gid.raw, pkt.addr.dgid, sizeof(gid.raw));
-	vm = vm_table_find_gid(w->vms, &gid);
+	vm = vm_table_find_gid_cached(w->vms, &w->rx_gid, pkt.addr.dgid);
 	if (!vm) {
 		stat_add(&w->stats.drops[PORT_DROP_UNKNOWN_GID], 1);
 		return;
@@ -218,10 +216,14 @@ static void xsk_send(struct worker *w, const uint8_t *frame, uint32_t len)
 	stat_add(&w->stats.tx_bytes, len);
 }
 
+/* The engine asks for the time once per poll and once per ACK: within one
+ * pass of the loop the loop's clock is close enough for timers of 4 us and
+ * up. Outside it (the control thread, the worker quiesced) a fresh one. */
 static uint64_t host_now(void *ctx)
 {
-	(void)ctx;
-	return mono_ns();
+	struct worker *w = ctx;
+
+	return w->poll_ns ? w->poll_ns : mono_ns();
 }
 
 /* Give back what a tx_alloc took and no tx_send used. */
@@ -288,14 +290,12 @@ static unsigned int host_tx_alloc(void *ctx, const uint8_t dgid[16], uint32_t le
 				  struct roce_frag *frags, unsigned int max)
 {
 	struct worker *w = ctx;
-	struct vrdma_gid gid;
 	const struct vm *vm;
 
 	tx_cancel(w);
 	if (!max || len > WORKER_MAX_FRAME)
 		return 0;
-	memcpy(gid.raw, dgid, sizeof(gid.raw));
-	vm = vm_table_find_gid(w->vms, &gid);
+	vm = vm_table_find_gid_cached(w->vms, &w->tx_gid, dgid);
 	if (vm && vm->dev)
 		return tx_alloc_ring(w, worker_of_vm(w->all, w->n_workers, vm->id), FRAME_RX,
 				     vm->id, len, frags);
@@ -553,6 +553,7 @@ static void *worker_main(void *arg)
 		if (stop_requested(w))
 			break;
 		n = 0;
+		w->poll_ns = now;
 		for (i = 0; i < w->n_queues; i++)
 			n += rx_burst(w, w->queues[i]);
 		n += drain_rings(w);
@@ -562,6 +563,7 @@ static void *worker_main(void *arg)
 			if (t && (!next_timer || t < next_timer))
 				next_timer = t;
 		}
+		w->poll_ns = 0;
 		if (w->txq) {
 			uint32_t left = xsk_tx_kick(&w->tx_pool);
 

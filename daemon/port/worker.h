@@ -88,6 +88,7 @@ struct worker {
 	struct xsk_tx_pool tx_pool;	/* txq's transmit frames */
 	uint32_t tx_left;		/* TX descriptors the kernel had not taken */
 	struct tx_pending tx;
+	struct vm_gid_cache rx_gid, tx_gid;	/* the last destination GIDs */
 	struct frame_ring *in;		/* [n_workers]: from each worker (self: loopback) */
 	struct vdev **own;		/* devices this worker runs */
 	unsigned int n_own;
@@ -104,6 +105,7 @@ struct worker {
 	bool paused;
 	unsigned int quiesce_depth;	/* control thread only */
 	_Atomic uint64_t heartbeat_ns;	/* CLOCK_MONOTONIC at the last loop */
+	uint64_t poll_ns;		/* the same while it polls, else 0 */
 	/* vrdmactl capture: while capture_on, each frame received, sent or looped
 	 * back is copied into capture (the worker produces, the control thread
 	 * consumes; daemon/core/capture.c). */

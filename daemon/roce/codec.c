@@ -260,10 +260,9 @@ static int parse(struct roce_pkt *pkt, const struct roce_frag *frags, unsigned i
 	cursor_io(&c, stored, NULL, ROCE_ICRC_LEN, NULL);
 	pkt->icrc = stored[0] | stored[1] << 8 | stored[2] << 16 | (uint32_t)stored[3] << 24;
 	if (check_icrc) {
-		crc = roce_icrc_masked_headers(ip, ip_len, pkt->ipv6);
-		cursor_seek(&c, frags, nfrags, pkt->bth_off + sizeof(struct bth));
-		cursor_io(&c, NULL, NULL, end - ROCE_ICRC_LEN - pkt->bth_off - sizeof(struct bth),
-			  &crc);
+		crc = roce_icrc_masked_headers(ip, ip_len, pkt->ipv6, pkt->op->hdr_len);
+		cursor_seek(&c, frags, nfrags, hdr_end);
+		cursor_io(&c, NULL, NULL, end - ROCE_ICRC_LEN - hdr_end, &crc);
 		if (pkt->icrc != crc)
 			DROP(ROCE_DROP_ICRC);
 	}
@@ -408,8 +407,7 @@ int roce_build(struct roce_frag *out, unsigned int nout, unsigned int *nused,
 		h->dqpn, h->ackreq, h->psn);
 	build_ext(bth, op, h);
 
-	crc = roce_icrc_masked_headers(ip, v4 ? 20 : 40, !v4);
-	crc = roce_crc32(crc, bth + sizeof(struct bth), op->hdr_len - sizeof(struct bth));
+	crc = roce_icrc_masked_headers(ip, v4 ? 20 : 40, !v4, op->hdr_len);
 	cursor_seek(&c, out, nout, hdrs);
 	for (i = 0; i < npayload; i++)
 		cursor_io(&c, NULL, payload[i].data, payload[i].len, &crc);

@@ -21,7 +21,10 @@
 uint32_t roce_crc32(uint32_t crc, const void *buf, size_t len);
 
 /* CRC of the masked part: LRH stand-in, IP header (ip_len bytes, options
- * included), UDP and BTH, which must follow the IP header contiguously. */
-uint32_t roce_icrc_masked_headers(const uint8_t *ip, unsigned int ip_len, bool ipv6);
+ * included), UDP and BTH, which must follow the IP header contiguously;
+ * and with them the bth_len - 12 bytes of extension headers after the BTH
+ * (bth_len 12 to 255), so the headers take one CRC call, not two. */
+uint32_t roce_icrc_masked_headers(const uint8_t *ip, unsigned int ip_len, bool ipv6,
+				  unsigned int bth_len);
 
 #endif

@@ -112,7 +112,7 @@ static void fix_frame(uint8_t *p, uint32_t n, bool lengths, bool sums)
 	}
 	if (!sums || end > n || end < l4 + 8 + 12 + ROCE_ICRC_LEN)
 		return;
-	crc = roce_icrc_masked_headers(p + off, ihl, v6);
+	crc = roce_icrc_masked_headers(p + off, ihl, v6, 12);
 	crc = roce_crc32(crc, p + l4 + 20, end - ROCE_ICRC_LEN - (l4 + 20));
 	p[end - 4] = (uint8_t)crc;
 	p[end - 3] = (uint8_t)(crc >> 8);

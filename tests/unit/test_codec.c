@@ -156,7 +156,7 @@ static void frame_fix_icrc(struct frame *f)
 	uint32_t crc, from = f->bth + 12, to = f->len - ROCE_ICRC_LEN;
 	uint8_t *p = f->b + to;
 
-	crc = roce_icrc_masked_headers(f->b + f->l3, f->ip_len, f->v6);
+	crc = roce_icrc_masked_headers(f->b + f->l3, f->ip_len, f->v6, 12);
 	crc = roce_crc32(crc, f->b + from, to - from);
 	p[0] = (uint8_t)crc;
 	p[1] = (uint8_t)(crc >> 8);

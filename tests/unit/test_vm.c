@@ -93,6 +93,41 @@ static void test_slots_and_index(void **state)
 	vm_table_free(&t);
 }
 
+static const char *owner_cached(const struct vm_table *t, struct vm_gid_cache *c,
+				const char *gid)
+{
+	struct vrdma_gid g;
+	const struct vm *vm;
+
+	assert_int_equal(vrdma_gid_parse(&g, gid), 0);
+	vm = vm_table_find_gid_cached(t, c, g.raw);
+	return vm ? vm->cfg.name : "-";
+}
+
+/* The cached lookup answers as the table does, through every change of it:
+ * a GID that leaves, comes back with another VM, or was nobody's. */
+static void test_cached_lookup(void **state)
+{
+	struct vm_gid_cache c = { 0 };
+	struct vm_table t;
+
+	(void)state;
+	assert_int_equal(vm_table_init(&t), 0);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "-");	/* empty table */
+	assert_int_equal(add(&t, "a", "10.0.0.1", 0), 0);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "a");
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "a");
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.2"), "-");
+	assert_int_equal(add(&t, "b", "10.0.0.2", 0), 1);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.2"), "b");
+	vm_table_remove(&t, 1);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.2"), "-");
+	assert_int_equal(add(&t, "c", "10.0.0.2", 0), 1);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.2"), "c");
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "a");
+	vm_table_free(&t);
+}
+
 static void test_link_local(void **state)
 {
 	struct vm_table t;
@@ -152,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_and_index),
+		cmocka_unit_test(test_cached_lookup),
 		cmocka_unit_test(test_link_local),
 		cmocka_unit_test(test_check),
 	};
