@@ -422,7 +422,10 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	bool want_zc = cfg->zerocopy != VRDMA_ZC_OFF && port->mode == XDP_MODE_NATIVE;
 	uint32_t idx, i;
 	int err = -EOPNOTSUPP;
+	char mb_note[48] = "";
 
+	if (port->multi_buffer)
+		snprintf(mb_note, sizeof(mb_note), " with multi-buffer (MTU %u)", port->mtu);
 	if (cfg->zerocopy == VRDMA_ZC_ON && port->mode != XDP_MODE_NATIVE) {
 		log_err("zerocopy = on needs native XDP, but %s runs in skb mode "
 			"(set zerocopy = auto)", port->ifname);
@@ -435,16 +438,20 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 		return -errno;
 	}
 	if (want_zc) {
+		/* A driver may do zero-copy, but not with frames in several
+		 * buffers: name multi-buffer, so the operator knows the MTU is why. */
 		err = xsk_try_create(port, q, flags | XDP_ZEROCOPY);
 		if (err && cfg->zerocopy == VRDMA_ZC_ON) {
-			log_err("zero-copy AF_XDP is not supported on %s queue %u: %s "
-				"(set zerocopy = auto or off)", port->ifname, q->queue_id,
-				strerror(-err));
+			log_err("zero-copy AF_XDP%s is not supported on %s queue %u: %s "
+				"(set zerocopy = auto or off%s)", mb_note, port->ifname,
+				q->queue_id, strerror(-err),
+				port->multi_buffer ? ", or an MTU of at most 3822" : "");
 			goto unmap;
 		}
 		if (err)
-			log_debug("zero-copy on %s queue %u: %s; using copy mode",
-				  port->ifname, q->queue_id, strerror(-err));
+			log_info("zero-copy AF_XDP on %s queue %u: %s; using copy mode%s",
+				 port->ifname, q->queue_id, strerror(-err),
+				 port->multi_buffer ? " with multi-buffer" : "");
 	}
 	if (err)
 		err = xsk_try_create(port, q, flags | XDP_COPY);
