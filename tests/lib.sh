@@ -276,10 +276,10 @@ impair_relay() {
 	for _ in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
 }
 # sample_transport: A's first VM's transport counters live while it is
-# connected: sampled into $TMP/transportA every 0.5 s until SAMPLER is
+# connected: sampled into $TMP/transportA every 0.2 s until SAMPLER is
 # killed; recovered: they show retransmitted packets.
 sample_transport() {
-	( while sleep 0.5; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
+	( while sleep 0.2; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
 		> "$TMP/transportA" 2>/dev/null &
 	SAMPLER=$!
 }
