@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "vdev.h"
 #include "xdp_port.h"
 
 static const char *const xdp_stat_names[VRDMA_XDP_STAT_MAX] = {
@@ -101,6 +102,7 @@ static int query_link(struct xdp_port *port)
 		goto close_fd;
 	}
 	port->mtu = ifr.ifr_mtu;
+	port->frame_mtu = port->mtu;
 	/* RX queues: ethtool channels where the driver has them, else 1. */
 	ifr.ifr_data = (void *)&ch;
 	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.rx_count + ch.combined_count)
@@ -456,10 +458,10 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	if (err)
 		err = xsk_try_create(port, q, flags | XDP_COPY);
 	if (err) {
-		log_err("cannot create an AF_XDP socket on %s queue %u: %s%s", port->ifname,
-			q->queue_id, strerror(-err),
-			err == -EINVAL && port->multi_buffer ?
-			" (frames larger than a page need kernel 6.6 or later)" : "");
+		/* EINVAL with XDP_USE_SG: a kernel before 6.6; the caller goes on without */
+		if (!(err == -EINVAL && port->multi_buffer))
+			log_err("cannot create an AF_XDP socket on %s queue %u: %s", port->ifname,
+				q->queue_id, strerror(-err));
 		goto unmap;
 	}
 	err = xsk_socket__update_xskmap(q->xsk, port->xsks_fd);
@@ -487,6 +489,19 @@ unmap:
 	munmap(q->area, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
 	q->area = NULL;
 	return err;
+}
+
+/* The port's MTU needs multi-buffer, but it is not to be had: frames over
+ * one UMEM chunk are lost, so the VMs get the path MTU a smaller MTU
+ * carries. Said once, as a warning: the operator chose the MTU. */
+static void single_buffer(struct xdp_port *port, const char *why)
+{
+	port->multi_buffer = false;
+	port->frame_mtu = XSK_MAX_SINGLE_MTU;
+	log_warn("%s: %s: frames over %u bytes (MTU %u) are not received, so RoCE runs at path "
+		 "MTU %u instead of the %u that MTU %u carries", port->ifname, why,
+		 XSK_MAX_SINGLE_FRAME, XSK_MAX_SINGLE_MTU, vdev_roce_mtu(XSK_MAX_SINGLE_MTU),
+		 vdev_roce_mtu(port->mtu), port->mtu);
 }
 
 static void xsk_close(struct xsk_queue *q)
@@ -536,8 +551,9 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 		log_err("cannot query interface %s: %s", port->ifname, strerror(-err));
 		return err;
 	}
-	/* Largest frame: MTU + Ethernet + one VLAN tag. */
-	port->multi_buffer = port->mtu + 18 > XSK_MAX_SINGLE_FRAME;
+	port->multi_buffer = port->mtu > XSK_MAX_SINGLE_MTU;
+	if (port->multi_buffer && cfg->multi_buffer == VRDMA_MB_OFF)
+		single_buffer(port, "multi_buffer = off");
 	port->n_queues = cfg->queues ? cfg->queues : port->hw_rx_queues;
 	if (port->n_queues > port->hw_rx_queues) {
 		log_err("[port] queues = %u, but %s has only %u receive queue(s)",
@@ -564,6 +580,11 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 	for (i = 0; i < port->n_queues; i++) {
 		port->queues[i].queue_id = i;
 		err = xsk_open(port, &port->queues[i], cfg);
+		if (err == -EINVAL && port->multi_buffer && !i) {
+			single_buffer(port, "the kernel refused AF_XDP multi-buffer "
+				      "(XDP_USE_SG needs 6.6 or later)");
+			err = xsk_open(port, &port->queues[i], cfg);
+		}
 		if (err)
 			goto close_queues;
 	}

@@ -151,6 +151,8 @@ unset VRDMA_TEST_BULK_MIB
 kill "$SAMPLER" 2>/dev/null || true
 impair_lost() {
 	kill -TERM "$IMPAIR_PID"; wait "$IMPAIR_PID" || true
+	ip -n "$NSC" link set "${IFA}p" master br0	# the bridge again, for what follows
+	ip -n "$NSC" link set "${IFB}p" master br0
 	grep '^impair: forwarded' "$TMP/impair.log" | sed 's/^/    /'
 	grep -Eq 'lost=[1-9].* overrun=0$' "$TMP/impair.log"
 }
@@ -173,4 +175,27 @@ socket = $TMP/alpha.sock" zc.conf)
 }
 check "zerocopy = on at MTU 9000: refused, the message names multi-buffer" zc_refused
 check "... and no XDP program is left on $IFA" no_xdp
+
+# ---- no multi-buffer (multi_buffer = off, as where the kernel refuses it):
+# path MTU 2048, said once, and RoCE still works with a peer that has it ----
+sed 's/^xdp_object = .*/&\nmulti_buffer = off/' "$CONF_A" > "$TMP/a-single.conf"
+start_daemon "$TMP/a-single.conf"
+start_daemon_b "$CONF_B"
+single_status() {
+	local j
+	j=$(ctl status --json) && jq -e '.port.mtu == 9000 and .port.multi_buffer == false
+		and .port.roce_mtu == 2048' <<< "$j" > /dev/null || { echo "$j" | jq .port; return 1; }
+	grep -q "$IFA: multi_buffer = off: frames over 3840 bytes (MTU 3822) are not received, so RoCE runs at path MTU 2048 instead of the 4096 that MTU 9000 carries" "$DLOG"
+}
+check "multi_buffer = off at MTU 9000: status and a warning say path MTU 2048" single_status
+mtu_refused() {
+	local out rc=0
+	out=$(ip netns exec "$NSA" timeout 20 "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -m 4096 2>&1) || rc=$?
+	[ $rc != 0 ] && grep -q "Path MTU 4096 is above the port's maximum MTU 2048" <<< "$out" ||
+		{ echo "$out (exit $rc)"; return 1; }
+}
+check "... QUERY_PORT offers 2048: vrdma-pingpong -m 4096 is refused" mtu_refused
+check "... vrdma-pingpong rc 64 KiB -m 2048 (-c) with the multi-buffer peer" \
+	pp_ok -T rc -s 65536 -n 100 -m 2048
+check "... both daemons exit 0, no sanitizer report" eval 'both_exit_0 && no_sanitizer_report'
 summary
