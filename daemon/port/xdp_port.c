@@ -424,10 +424,12 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	bool want_zc = cfg->zerocopy != VRDMA_ZC_OFF && port->mode == XDP_MODE_NATIVE;
 	uint32_t idx, i;
 	int err = -EOPNOTSUPP;
-	char mb_note[48] = "";
+	char mb_note[48] = "", mb_hint[48] = "";
 
-	if (port->multi_buffer)
+	if (port->multi_buffer) {
 		snprintf(mb_note, sizeof(mb_note), " with multi-buffer (MTU %u)", port->mtu);
+		snprintf(mb_hint, sizeof(mb_hint), ", or an MTU of at most %u", XSK_MAX_SINGLE_MTU);
+	}
 	if (cfg->zerocopy == VRDMA_ZC_ON && port->mode != XDP_MODE_NATIVE) {
 		log_err("zerocopy = on needs native XDP, but %s runs in skb mode "
 			"(set zerocopy = auto)", port->ifname);
@@ -446,8 +448,7 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 		if (err && cfg->zerocopy == VRDMA_ZC_ON) {
 			log_err("zero-copy AF_XDP%s is not supported on %s queue %u: %s "
 				"(set zerocopy = auto or off%s)", mb_note, port->ifname,
-				q->queue_id, strerror(-err),
-				port->multi_buffer ? ", or an MTU of at most 3822" : "");
+				q->queue_id, strerror(-err), mb_hint);
 			goto unmap;
 		}
 		if (err)
@@ -458,8 +459,9 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	if (err)
 		err = xsk_try_create(port, q, flags | XDP_COPY);
 	if (err) {
-		/* EINVAL with XDP_USE_SG: a kernel before 6.6; the caller goes on without */
-		if (!(err == -EINVAL && port->multi_buffer))
+		/* EINVAL with XDP_USE_SG on queue 0: a kernel before 6.6, and
+		 * xdp_port_open goes on without */
+		if (!(err == -EINVAL && port->multi_buffer && !q->queue_id))
 			log_err("cannot create an AF_XDP socket on %s queue %u: %s", port->ifname,
 				q->queue_id, strerror(-err));
 		goto unmap;
