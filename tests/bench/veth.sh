@@ -242,7 +242,7 @@ for round in $(seq "$ROUNDS"); do
 	echo "bench: round $round: raw $RAW_GBPS Gb/s, RC write 1 MiB $W1M Gb/s;" \
 		"RTT p50 raw $RAW_P50 us, RC $RC_P50 us; 64 B raw $RAW_MPPS Mpps, RC write $M64 Mpps;" \
 		"MTU $JMTU: raw $JRAW Gb/s, RC write 1 MiB $JW1M Gb/s, send $JS1M Gb/s, TCP $JT Gb/s;" \
-		"CPU s/GB: raw tx $RAW_CPU_TX rx $RAW_CPU_RX, vrdmad tx $DCPU_TX rx $DCPU_RX" \
+		"CPU s/GB: raw tx $RAW_CPU_TX rx $RAW_CPU_RX, vrdmad tx ${CPU_D_TX[-1]} rx ${CPU_D_RX[-1]}" \
 		"(MTU $JMTU: raw tx $RAW_TX_CPU rx $RAW_RX_CPU, vrdmad tx ${CPU_JD_TX[-1]} rx ${CPU_JD_RX[-1]})"
 done
 
