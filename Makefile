@@ -347,7 +347,7 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
-		tests/run-suite.sh interop interop --harness smoke.sh rxe.sh
+		tests/run-suite.sh interop interop --harness smoke.sh rxe.sh jumbo.sh
 
 # Debian's QEMU source with our device, vhost-user-rdma-pci (guest/qemu/),
 # built once (2-4 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check

@@ -242,3 +242,50 @@ srq_used() {
 	echo "    receive WQEs taken into SRQs: $n"
 	[ "$n" -gt 0 ] && [ "$(ctl stats --json | jq '.vms[0].device.refused_srq_wqes')" = 0 ]
 }
+
+# ---- two daemons (start_daemon, start_daemon_b) with VMs alpha and beta ----
+# vtest CASE...: vrdma_test on $TMP/alpha.sock (A) and $TMP/beta.sock (B),
+# from $NSA; vtest_ok: the same, all passed (else its failures shown).
+vtest() {
+	ip netns exec "$NSA" timeout 600 "$VRDMA_TEST" "$TMP/alpha.sock" "$TMP/beta.sock" "$@"
+}
+vtest_ok() {
+	local out=$TMP/vtest.$NTEST.out
+	vtest "$@" > "$out" 2>&1 || true
+	grep '^# RC bulk' "$out" | sed 's/^#/   /' || true
+	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out" || { grep -v '^ok ' "$out" | tail -20; return 1; }
+}
+both_exit_0() {
+	local ra=0 rb=0
+	kill -TERM "$DPID" "$DPID_B"
+	wait "$DPID" || ra=$?
+	wait "$DPID_B" || rb=$?
+	[ $ra = 0 ] && [ $rb = 0 ]
+}
+# impair_relay: the bridge of setup_bridged_pair makes way for $IMPAIR, a
+# relay between its two ports that loses, duplicates and reorders 1 % of
+# the frames each way and corrupts 0.1 %; IMPAIR_PID, $TMP/impair.log.
+impair_relay() {
+	: "${IMPAIR:?set IMPAIR to the impair binary}"
+	ip -n "$NSC" link set "${IFA}p" nomaster
+	ip -n "$NSC" link set "${IFB}p" nomaster
+	ip netns exec "$NSC" "$IMPAIR" "${IFA}p" "${IFB}p" -l 1 -d 1 -r 1 -c 0.1 -s "$RANDOM" \
+		> "$TMP/impair.log" 2>&1 &
+	IMPAIR_PID=$!
+	DAEMON_PIDS+=("$IMPAIR_PID")
+	for _ in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
+}
+# sample_transport: A's first VM's transport counters live while it is
+# connected: sampled into $TMP/transportA every 0.2 s until SAMPLER is
+# killed; recovered: they show retransmitted packets.
+sample_transport() {
+	( while sleep 0.2; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
+		> "$TMP/transportA" 2>/dev/null &
+	SAMPLER=$!
+}
+recovered() {
+	local r
+	r=$(jq -s 'map(.retransmitted_packets // 0) | max' "$TMP/transportA")
+	echo "    A retransmitted $r packets"
+	[ "$r" -gt 0 ]
+}

@@ -179,8 +179,9 @@ static void print_status(json_object *d)
 
 	printf("vrdmad %s, pid %s, up %ss, config %s\n", str(d, "version"), str(d, "pid"),
 	       str(d, "uptime_s"), str(d, "config"));
-	printf("port      %s (ifindex %s, mac %s, mtu %s)\n", str(port, "interface"),
-	       str(port, "ifindex"), str(port, "mac"), str(port, "mtu"));
+	printf("port      %s (ifindex %s, mac %s, mtu %s, RoCE path MTU %s)\n",
+	       str(port, "interface"), str(port, "ifindex"), str(port, "mac"), str(port, "mtu"),
+	       str(port, "roce_mtu"));
 	printf("xdp       %s mode, %s program id %s\n", str(port, "xdp_mode"),
 	       !strcmp(str(port, "xdp_attach"), "dispatcher") ? "libxdp dispatcher," : "single",
 	       str(port, "xdp_program_id"));

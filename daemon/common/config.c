@@ -265,6 +265,13 @@ static int set_zerocopy(struct parser *p, const char *v)
 	return 0;
 }
 
+static int set_multi_buffer(struct parser *p, const char *v)
+{
+	if (vrdma_multi_buffer_parse(&p->cfg->multi_buffer, v))
+		return perr(p, p->line, "multi_buffer must be one of auto, off");
+	return 0;
+}
+
 static int set_queues(struct parser *p, const char *v)
 {
 	return set_uint(p, "queues", 0, VRDMA_CONF_MAX_WORKERS, &p->cfg->queues, v);
@@ -283,6 +290,7 @@ static const struct key_desc port_keys[] = {
 	{ "interface", set_interface },
 	{ "xdp_mode", set_xdp_mode },
 	{ "zerocopy", set_zerocopy },
+	{ "multi_buffer", set_multi_buffer },
 	{ "queues", set_queues },
 	{ "xdp_object", set_xdp_object },
 };
@@ -748,6 +756,7 @@ static void config_defaults(struct vrdma_config *cfg, const char *name)
 	cfg->idle_spin_us = VRDMA_CONF_DEFAULT_IDLE_SPIN_US;
 	cfg->xdp_mode = VRDMA_XDP_AUTO;
 	cfg->zerocopy = VRDMA_ZC_AUTO;
+	cfg->multi_buffer = VRDMA_MB_AUTO;
 	cfg->queues = 0;
 	snprintf(cfg->xdp_object, sizeof(cfg->xdp_object), "%s",
 		 VRDMA_XDP_OBJECT_DEFAULT);

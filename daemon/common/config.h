@@ -39,6 +39,7 @@ enum vrdma_log_level { /* syslog priorities, so they map onto sd-daemon prefixes
 
 enum vrdma_xdp_mode { VRDMA_XDP_AUTO, VRDMA_XDP_NATIVE, VRDMA_XDP_SKB };
 enum vrdma_zerocopy { VRDMA_ZC_AUTO, VRDMA_ZC_ON, VRDMA_ZC_OFF };
+enum vrdma_multi_buffer { VRDMA_MB_AUTO, VRDMA_MB_OFF };
 
 struct vrdma_vm_config {
 	char name[VRDMA_CONF_NAME_MAX + 1];
@@ -66,6 +67,7 @@ struct vrdma_config {
 	char interface[IF_NAMESIZE];		/* required */
 	enum vrdma_xdp_mode xdp_mode;		/* default auto */
 	enum vrdma_zerocopy zerocopy;		/* default auto */
+	enum vrdma_multi_buffer multi_buffer;	/* default auto */
 	unsigned int queues;			/* 0 = every RX queue of the interface */
 	char xdp_object[4096];			/* BPF object; default VRDMA_XDP_OBJECT_DEFAULT */
 	/* [vm NAME] sections, in file order */
@@ -94,8 +96,10 @@ bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_v
 int vrdma_log_level_parse(enum vrdma_log_level *l, const char *s);
 int vrdma_xdp_mode_parse(enum vrdma_xdp_mode *m, const char *s);
 int vrdma_zerocopy_parse(enum vrdma_zerocopy *z, const char *s);
+int vrdma_multi_buffer_parse(enum vrdma_multi_buffer *m, const char *s);
 const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m);
 const char *vrdma_zerocopy_name(enum vrdma_zerocopy z);
+const char *vrdma_multi_buffer_name(enum vrdma_multi_buffer m);
 const char *vrdma_log_level_name(enum vrdma_log_level l);
 
 #endif

@@ -15,9 +15,10 @@ static const enum vrdma_log_level log_level_values[] = {
 	VRDMA_LOG_ERROR, VRDMA_LOG_WARNING, VRDMA_LOG_INFO, VRDMA_LOG_DEBUG,
 };
 
-/* Indexed by enum vrdma_xdp_mode / enum vrdma_zerocopy. */
+/* Indexed by enum vrdma_xdp_mode / vrdma_zerocopy / vrdma_multi_buffer. */
 static const char *const xdp_mode_names[] = { "auto", "native", "skb" };
 static const char *const zerocopy_names[] = { "auto", "on", "off" };
+static const char *const multi_buffer_names[] = { "auto", "off" };
 
 static int lookup(const char *const *names, size_t n, const char *s)
 {
@@ -59,6 +60,16 @@ int vrdma_zerocopy_parse(enum vrdma_zerocopy *z, const char *s)
 	return 0;
 }
 
+int vrdma_multi_buffer_parse(enum vrdma_multi_buffer *m, const char *s)
+{
+	int i = lookup(multi_buffer_names, ARRAY_SIZE(multi_buffer_names), s);
+
+	if (i < 0)
+		return i;
+	*m = (enum vrdma_multi_buffer)i;
+	return 0;
+}
+
 const char *vrdma_xdp_mode_name(enum vrdma_xdp_mode m)
 {
 	if ((unsigned int)m < ARRAY_SIZE(xdp_mode_names))
@@ -70,6 +81,13 @@ const char *vrdma_zerocopy_name(enum vrdma_zerocopy z)
 {
 	if ((unsigned int)z < ARRAY_SIZE(zerocopy_names))
 		return zerocopy_names[z];
+	return "unknown";
+}
+
+const char *vrdma_multi_buffer_name(enum vrdma_multi_buffer m)
+{
+	if ((unsigned int)m < ARRAY_SIZE(multi_buffer_names))
+		return multi_buffer_names[m];
 	return "unknown";
 }
 

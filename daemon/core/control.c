@@ -112,6 +112,7 @@ static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, ch
 	format_mac(buf, sizeof(buf), p->mac);
 	json_object_object_add(port, "mac", json_object_new_string(buf));
 	json_object_object_add(port, "mtu", json_object_new_int(p->mtu));
+	json_object_object_add(port, "roce_mtu", json_object_new_int(vdev_roce_mtu(p->frame_mtu)));
 	json_object_object_add(port, "xdp_mode", json_object_new_string(xdp_port_mode_name(p)));
 	json_object_object_add(port, "xdp_attach",
 			       json_object_new_string(p->dispatcher ? "dispatcher" : "single"));

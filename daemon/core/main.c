@@ -95,6 +95,8 @@ static void warn_restart_needed(const struct vrdma_config *cur, const struct vrd
 		what = "[port] xdp_mode";
 	else if (cur->zerocopy != next->zerocopy)
 		what = "[port] zerocopy";
+	else if (cur->multi_buffer != next->multi_buffer)
+		what = "[port] multi_buffer";
 	else if (cur->queues != next->queues)
 		what = "[port] queues";
 	else if (strcmp(cur->xdp_object, next->xdp_object))

@@ -103,7 +103,7 @@ static void join_gids(const struct vrdma_vm_config *vc, char *out, size_t len)
 int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtime, char *err,
 		 size_t errlen)
 {
-	struct vdev_port port = { .mtu = d->port.mtu };
+	struct vdev_port port = { .mtu = d->port.frame_mtu };
 	struct eng_tx tx;
 	struct vdev_sync sync;
 	char gids[512];

@@ -163,6 +163,11 @@ uint8_t vdev_mtu_enum(unsigned int mtu)
 	return e;
 }
 
+unsigned int vdev_roce_mtu(unsigned int nic_mtu)
+{
+	return eng_mtu_bytes(vdev_mtu_enum(nic_mtu));
+}
+
 static void gids_from_config(struct vdev *v)
 {
 	unsigned int i;

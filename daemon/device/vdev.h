@@ -32,6 +32,9 @@ struct vdev_port {
 	unsigned int mtu;		/* the NIC's, bytes */
 	uint8_t mac[6];
 };
+/* The RoCE path MTU in bytes (256..4096) that a NIC MTU carries: what
+ * QUERY_PORT offers as max_mtu and active_mtu (1500 -> 1024, 9000 -> 4096). */
+unsigned int vdev_roce_mtu(unsigned int nic_mtu);
 
 struct vdev_stats {
 	uint64_t ctrl_cmds, ctrl_errors;

@@ -23,6 +23,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "vdev.h"
 #include "xdp_port.h"
 
 static const char *const xdp_stat_names[VRDMA_XDP_STAT_MAX] = {
@@ -101,6 +102,7 @@ static int query_link(struct xdp_port *port)
 		goto close_fd;
 	}
 	port->mtu = ifr.ifr_mtu;
+	port->frame_mtu = port->mtu;
 	/* RX queues: ethtool channels where the driver has them, else 1. */
 	ifr.ifr_data = (void *)&ch;
 	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 && ch.rx_count + ch.combined_count)
@@ -422,7 +424,12 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	bool want_zc = cfg->zerocopy != VRDMA_ZC_OFF && port->mode == XDP_MODE_NATIVE;
 	uint32_t idx, i;
 	int err = -EOPNOTSUPP;
+	char mb_note[48] = "", mb_hint[48] = "";
 
+	if (port->multi_buffer) {
+		snprintf(mb_note, sizeof(mb_note), " with multi-buffer (MTU %u)", port->mtu);
+		snprintf(mb_hint, sizeof(mb_hint), ", or an MTU of at most %u", XSK_MAX_SINGLE_MTU);
+	}
 	if (cfg->zerocopy == VRDMA_ZC_ON && port->mode != XDP_MODE_NATIVE) {
 		log_err("zerocopy = on needs native XDP, but %s runs in skb mode "
 			"(set zerocopy = auto)", port->ifname);
@@ -435,24 +442,28 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 		return -errno;
 	}
 	if (want_zc) {
+		/* A driver may do zero-copy, but not with frames in several
+		 * buffers: name multi-buffer, so the operator knows the MTU is why. */
 		err = xsk_try_create(port, q, flags | XDP_ZEROCOPY);
 		if (err && cfg->zerocopy == VRDMA_ZC_ON) {
-			log_err("zero-copy AF_XDP is not supported on %s queue %u: %s "
-				"(set zerocopy = auto or off)", port->ifname, q->queue_id,
-				strerror(-err));
+			log_err("zero-copy AF_XDP%s is not supported on %s queue %u: %s "
+				"(set zerocopy = auto or off%s)", mb_note, port->ifname,
+				q->queue_id, strerror(-err), mb_hint);
 			goto unmap;
 		}
 		if (err)
-			log_debug("zero-copy on %s queue %u: %s; using copy mode",
-				  port->ifname, q->queue_id, strerror(-err));
+			log_info("zero-copy AF_XDP on %s queue %u: %s; using copy mode%s",
+				 port->ifname, q->queue_id, strerror(-err),
+				 port->multi_buffer ? " with multi-buffer" : "");
 	}
 	if (err)
 		err = xsk_try_create(port, q, flags | XDP_COPY);
 	if (err) {
-		log_err("cannot create an AF_XDP socket on %s queue %u: %s%s", port->ifname,
-			q->queue_id, strerror(-err),
-			err == -EINVAL && port->multi_buffer ?
-			" (frames larger than a page need kernel 6.6 or later)" : "");
+		/* EINVAL with XDP_USE_SG on queue 0: a kernel before 6.6, and
+		 * xdp_port_open goes on without */
+		if (!(err == -EINVAL && port->multi_buffer && !q->queue_id))
+			log_err("cannot create an AF_XDP socket on %s queue %u: %s", port->ifname,
+				q->queue_id, strerror(-err));
 		goto unmap;
 	}
 	err = xsk_socket__update_xskmap(q->xsk, port->xsks_fd);
@@ -480,6 +491,19 @@ unmap:
 	munmap(q->area, (size_t)XSK_FRAMES * XSK_FRAME_SIZE);
 	q->area = NULL;
 	return err;
+}
+
+/* The port's MTU needs multi-buffer, but it is not to be had: frames over
+ * one UMEM chunk are lost, so the VMs get the path MTU a smaller MTU
+ * carries. Said once, as a warning: the operator chose the MTU. */
+static void single_buffer(struct xdp_port *port, const char *why)
+{
+	port->multi_buffer = false;
+	port->frame_mtu = XSK_MAX_SINGLE_MTU;
+	log_warn("%s: %s: frames over %u bytes (MTU %u) are not received, so RoCE runs at path "
+		 "MTU %u instead of the %u that MTU %u carries", port->ifname, why,
+		 XSK_MAX_SINGLE_FRAME, XSK_MAX_SINGLE_MTU, vdev_roce_mtu(XSK_MAX_SINGLE_MTU),
+		 vdev_roce_mtu(port->mtu), port->mtu);
 }
 
 static void xsk_close(struct xsk_queue *q)
@@ -529,8 +553,9 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 		log_err("cannot query interface %s: %s", port->ifname, strerror(-err));
 		return err;
 	}
-	/* Largest frame: MTU + Ethernet + one VLAN tag. */
-	port->multi_buffer = port->mtu + 18 > XSK_MAX_SINGLE_FRAME;
+	port->multi_buffer = port->mtu > XSK_MAX_SINGLE_MTU;
+	if (port->multi_buffer && cfg->multi_buffer == VRDMA_MB_OFF)
+		single_buffer(port, "multi_buffer = off");
 	port->n_queues = cfg->queues ? cfg->queues : port->hw_rx_queues;
 	if (port->n_queues > port->hw_rx_queues) {
 		log_err("[port] queues = %u, but %s has only %u receive queue(s)",
@@ -557,6 +582,11 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 	for (i = 0; i < port->n_queues; i++) {
 		port->queues[i].queue_id = i;
 		err = xsk_open(port, &port->queues[i], cfg);
+		if (err == -EINVAL && port->multi_buffer && !i) {
+			single_buffer(port, "the kernel refused AF_XDP multi-buffer "
+				      "(XDP_USE_SG needs 6.6 or later)");
+			err = xsk_open(port, &port->queues[i], cfg);
+		}
 		if (err)
 			goto close_queues;
 	}

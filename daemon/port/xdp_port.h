@@ -29,6 +29,8 @@
 #define XSK_MAX_FRAGS		18
 /* A single-buffer frame must fit a chunk less the XDP headroom (DESIGN.md). */
 #define XSK_MAX_SINGLE_FRAME	(XSK_FRAME_SIZE - 256)
+/* ... and the largest MTU whose frames do: Ethernet and a VLAN tag less. */
+#define XSK_MAX_SINGLE_MTU	(XSK_MAX_SINGLE_FRAME - 18)
 
 struct xsk_queue {
 	uint32_t queue_id;
@@ -47,11 +49,15 @@ struct xdp_port {
 	int ifindex;
 	uint8_t mac[6];
 	unsigned int mtu;
+	/* The largest MTU whose frames the sockets take whole: mtu, or what
+	 * one UMEM chunk holds without multi-buffer. The VMs' port MTU. */
+	unsigned int frame_mtu;
 	unsigned int hw_rx_queues;	/* what the interface has */
 	struct xdp_program *prog;
 	enum xdp_attach_mode mode;	/* XDP_MODE_NATIVE or XDP_MODE_SKB */
 	bool dispatcher;		/* libxdp multi-program dispatcher in use */
-	bool multi_buffer;		/* XDP_USE_SG: MTU needs frames > 1 chunk */
+	bool multi_buffer;		/* XDP_USE_SG: MTU needs frames > 1 chunk,
+					 * and neither config nor kernel refused */
 	uint32_t prog_id;		/* ours: the component under a dispatcher */
 	/* What we attached, recorded so that a vrdmad started after this one
 	 * was killed can remove it: xdp-IFNAME.state beside the control socket. */

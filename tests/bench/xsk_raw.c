@@ -16,6 +16,10 @@
  * 4791; the UDP payload starts with struct xr_hdr, so a receiver ignores any
  * other traffic the XDP program hands it. blast ends with a few END frames
  * carrying the number of frames it sent; ping ends pong the same way.
+ * Where the MTU lets a frame outgrow one 4 KiB UMEM chunk the port binds with
+ * XDP_USE_SG, as vrdmad's does: blast sends such frames as chains of chunks,
+ * sink counts them whole. blast and sink print cpu_s, their own CPU time
+ * (utime + stime of the process, as /proc/PID/stat counts them).
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -31,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +43,7 @@
 #include "config.h"
 #include "log.h"
 #include "xdp_port.h"
+#include "xsk_ring.h"
 
 #define XR_MAGIC	0x58534b52u	/* "XSKR" */
 #define XR_SRC_PORT	49152		/* RoCE's entropy range starts here */
@@ -50,6 +56,8 @@
 #define PING_TIMEOUT_NS	(1000ull * 1000 * 1000)
 #define PING_MAX_LOST	10		/* in a row: the peer is not there */
 #define POLL_MS		100		/* --sleep: wake this often to check the clock */
+#define FRAME_MAX	(9216 + 18)	/* the largest frame built: a 9216 MTU + Ethernet */
+#define END_PAYLOAD	64		/* END frames are small, whatever the data's size */
 
 /* Kernel 6.17+: how many descriptors one copy-mode sendto() sends (default 32). */
 #ifndef XDP_MAX_TX_SKB_BUDGET
@@ -82,12 +90,13 @@ struct opts {
 struct ctx {
 	struct xdp_port port;
 	struct xsk_queue *txq;		/* queue 0 sends */
+	/* Free TX buffers: groups of `chunks` adjacent UMEM chunks, one frame
+	 * each (1 but for blast's multi-buffer frames), named by their first. */
 	uint64_t tx_free[XSK_TX_FRAMES];
-	unsigned int n_tx_free;
+	unsigned int n_tx_free, n_tx_groups, chunks;
 	uint8_t peer_mac[6];
 	struct in_addr local_ip, peer_ip;
 	bool sleep;
-	bool skip[VRDMA_XDP_MAX_QUEUES];	/* inside a multi-buffer frame */
 	uint64_t other;			/* frames that were not ours */
 };
 
@@ -203,52 +212,33 @@ static bool frame_parse(const struct ctx *c, const uint8_t *f, uint32_t len,
 	return true;
 }
 
-/* ---- rings, as daemon/port/worker.c uses them ---- */
+/* ---- rings: receive with the daemon's own code (daemon/port/xsk_ring.c) ---- */
 
-typedef void (*frame_fn)(struct ctx *c, uint8_t *f, uint32_t len, void *arg);
+/* A whole frame of len bytes whose first buffer, f, holds flen of them (all
+ * the headers: the first buffer is at least 3840 bytes or the whole frame). */
+typedef void (*frame_fn)(struct ctx *c, uint8_t *f, uint32_t flen, uint32_t len, void *arg);
 
-/* Hand every whole single-buffer frame in the RX ring of queue qi to fn, then
- * give the buffers back to the fill ring. Returns the buffers taken. */
-static unsigned int rx_burst(struct ctx *c, unsigned int qi, frame_fn fn, void *arg)
+struct rx_call {
+	struct ctx *c;
+	frame_fn fn;
+	void *arg;
+};
+
+static void rx_frame(void *ctx, const struct roce_frag *frags, unsigned int n, uint32_t len)
 {
-	struct xsk_queue *q = &c->port.queues[qi];
-	uint32_t idx_rx, idx_fill, i, n;
+	struct rx_call *rc = ctx;
 
-	n = xsk_ring_cons__peek(&q->rx, RX_BATCH, &idx_rx);
-	if (!n) {
-		if (xsk_ring_prod__needs_wakeup(&q->fill))
-			recvfrom(xsk_socket__fd(q->xsk), NULL, 0, MSG_DONTWAIT, NULL, NULL);
-		return 0;
-	}
-	/* Every buffer came from the fill ring, so there is room to give it back. */
-	while (xsk_ring_prod__reserve(&q->fill, n, &idx_fill) != n)
-		;
-	for (i = 0; i < n; i++) {
-		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx_rx + i);
-		bool contd = d->options & XDP_PKT_CONTD;
-
-		/* We only send single-buffer frames: skip every piece of a bigger one. */
-		if (c->skip[qi] || contd) {
-			if (!c->skip[qi])
-				c->other++;
-			c->skip[qi] = contd;
-		} else {
-			fn(c, xsk_umem__get_data(q->area, d->addr), d->len, arg);
-		}
-		*xsk_ring_prod__fill_addr(&q->fill, idx_fill + i) =
-			d->addr - d->addr % XSK_FRAME_SIZE;
-	}
-	xsk_ring_cons__release(&q->rx, n);
-	xsk_ring_prod__submit(&q->fill, n);
-	return n;
+	(void)n;
+	rc->fn(rc->c, frags[0].data, frags[0].len, len, rc->arg);
 }
 
 static unsigned int rx_all(struct ctx *c, frame_fn fn, void *arg)
 {
+	struct rx_call rc = { c, fn, arg };
 	unsigned int qi, n = 0;
 
 	for (qi = 0; qi < c->port.n_queues; qi++)
-		n += rx_burst(c, qi, fn, arg);
+		n += xsk_rx_burst(&c->port.queues[qi], RX_BATCH, rx_frame, &rc);
 	return n;
 }
 
@@ -275,10 +265,29 @@ static void tx_reap(struct ctx *c)
 	uint32_t idx, i, n;
 
 	n = xsk_ring_cons__peek(&q->comp, XSK_TX_FRAMES, &idx);
-	for (i = 0; i < n; i++)
-		c->tx_free[c->n_tx_free++] = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
+	for (i = 0; i < n; i++) {
+		uint64_t addr = *xsk_ring_cons__comp_addr(&q->comp, idx + i);
+
+		/* a group comes back with its first chunk's completion */
+		if ((addr / XSK_FRAME_SIZE - XSK_RX_FRAMES) % c->chunks == 0)
+			c->tx_free[c->n_tx_free++] = addr;
+	}
 	if (n)
 		xsk_ring_cons__release(&q->comp, n);
+}
+
+/* Frames of `chunks` UMEM chunks each from now on: the TX half of queue 0's
+ * UMEM (as a worker's, worker_init) in groups of adjacent chunks. Only
+ * with every buffer back. */
+static void tx_groups(struct ctx *c, unsigned int chunks)
+{
+	unsigned int k;
+
+	c->chunks = chunks;
+	c->n_tx_free = 0;
+	for (k = 0; k + chunks <= XSK_TX_FRAMES; k += chunks)
+		c->tx_free[c->n_tx_free++] = (uint64_t)(XSK_RX_FRAMES + k) * XSK_FRAME_SIZE;
+	c->n_tx_groups = c->n_tx_free;
 }
 
 /* In copy mode the kernel sends only inside sendto(); a full device queue
@@ -331,25 +340,25 @@ static int tx_drain(struct ctx *c)
 	uint64_t limit = now_ns() + 1000000000ull;
 	int err;
 
-	while (c->n_tx_free < XSK_TX_FRAMES && now_ns() < limit) {
+	while (c->n_tx_free < c->n_tx_groups && now_ns() < limit) {
 		err = tx_kick(c);
 		if (err)
 			return err;
 		tx_reap(c);
 	}
-	if (c->n_tx_free < XSK_TX_FRAMES)
+	if (c->n_tx_free < c->n_tx_groups)
 		fprintf(stderr, "xsk_raw: %u frame(s) still not completed after 1 s\n",
-			XSK_TX_FRAMES - c->n_tx_free);
+			c->n_tx_groups - c->n_tx_free);
 	return 0;
 }
 
 /* END_FRAMES end markers a millisecond apart, so the peer stops even if it
  * misses some; seq tells a sink how many data frames were sent. */
-static int send_end(struct ctx *c, unsigned int payload, uint64_t seq)
+static int send_end(struct ctx *c, uint64_t seq)
 {
 	const struct timespec ms = { .tv_nsec = 1000000 };
-	uint8_t f[XSK_FRAME_SIZE];
-	uint32_t len = frame_build(c, f, payload, XR_END, seq);
+	uint8_t f[HDR_LEN + END_PAYLOAD];
+	uint32_t len = frame_build(c, f, END_PAYLOAD, XR_END, seq);
 	unsigned int i;
 	int err;
 
@@ -364,18 +373,32 @@ static int send_end(struct ctx *c, unsigned int payload, uint64_t seq)
 	return tx_drain(c);
 }
 
+/* utime + stime of the whole process so far */
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* ---- blast ---- */
 
 static int run_blast(struct ctx *c, const struct opts *o)
 {
 	struct xsk_queue *q = c->txq;
-	uint8_t tmpl[XSK_FRAME_SIZE];
+	static uint8_t tmpl[FRAME_MAX];
 	uint32_t len = frame_build(c, tmpl, o->size, XR_DATA, 0);
+	unsigned int chunks = (len + XSK_FRAME_SIZE - 1) / XSK_FRAME_SIZE, i, j;
 	uint64_t sent = 0, t0, t1, deadline;
-	unsigned int i;
 	int err;
 
-	/* Without --copy every TX chunk holds the frame already and only the
+	/* A frame over one chunk goes out as a chain of adjacent chunks
+	 * (XDP_PKT_CONTD on all but the last), as vrdmad's xsk_tx_post does. */
+	tx_groups(c, chunks);
+	/* Without --copy every TX group holds the frame already and only the
 	 * sequence number changes: the cost of the rings alone. vrdmad copies
 	 * each frame in (xsk_send), which --copy does too. */
 	for (i = 0; i < c->n_tx_free; i++)
@@ -387,22 +410,26 @@ static int run_blast(struct ctx *c, const struct opts *o)
 		uint32_t idx, n;
 
 		tx_reap(c);
-		n = c->n_tx_free < TX_BATCH ? c->n_tx_free : TX_BATCH;
-		n = n ? xsk_ring_prod__reserve(&q->tx, n, &idx) : 0;
+		n = c->n_tx_free < TX_BATCH / chunks ? c->n_tx_free : TX_BATCH / chunks;
+		n = n && xsk_ring_prod__reserve(&q->tx, n * chunks, &idx) == n * chunks ? n : 0;
 		for (i = 0; i < n; i++) {
-			struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i);
-			uint8_t *f;
+			uint64_t addr = c->tx_free[--c->n_tx_free];
+			uint8_t *f = xsk_umem__get_data(q->area, addr);
 
-			d->addr = c->tx_free[--c->n_tx_free];
-			d->len = len;
-			d->options = 0;
-			f = xsk_umem__get_data(q->area, d->addr);
+			for (j = 0; j < chunks; j++) {
+				struct xdp_desc *d = xsk_ring_prod__tx_desc(&q->tx, idx + i * chunks + j);
+				uint32_t left = len - j * XSK_FRAME_SIZE;
+
+				d->addr = addr + (uint64_t)j * XSK_FRAME_SIZE;
+				d->len = left < XSK_FRAME_SIZE ? left : XSK_FRAME_SIZE;
+				d->options = j + 1 < chunks ? XDP_PKT_CONTD : 0;
+			}
 			if (o->copy)
 				memcpy(f, tmpl, len);
 			frame_set_seq(f, sent + i);
 		}
 		if (n) {
-			xsk_ring_prod__submit(&q->tx, n);
+			xsk_ring_prod__submit(&q->tx, n * chunks);
 			sent += n;
 		}
 		err = tx_kick(c);
@@ -414,12 +441,13 @@ static int run_blast(struct ctx *c, const struct opts *o)
 	if (err)
 		return err;
 	t1 = now_ns();
-	err = send_end(c, o->size, sent);
+	err = send_end(c, sent);
 	if (err)
 		return err;
-	printf("xsk_raw: blast frames=%llu bytes=%llu size=%u seconds=%.3f mpps=%.3f gbps=%.3f%s\n",
-	       (unsigned long long)sent, (unsigned long long)sent * o->size, o->size,
-	       (t1 - t0) / 1e9, sent / ((t1 - t0) / 1e3), sent * o->size * 8.0 / (t1 - t0),
+	printf("xsk_raw: blast frames=%llu bytes=%llu size=%u chunks=%u seconds=%.3f mpps=%.3f "
+	       "gbps=%.3f cpu_s=%.3f%s\n", (unsigned long long)sent,
+	       (unsigned long long)sent * o->size, o->size, chunks, (t1 - t0) / 1e9,
+	       sent / ((t1 - t0) / 1e3), sent * o->size * 8.0 / (t1 - t0), cpu_seconds(),
 	       o->copy ? " copy=1" : "");
 	return 0;
 }
@@ -431,12 +459,13 @@ struct sink {
 	bool ended;
 };
 
-static void sink_frame(struct ctx *c, uint8_t *f, uint32_t len, void *arg)
+static void sink_frame(struct ctx *c, uint8_t *f, uint32_t flen, uint32_t len, void *arg)
 {
 	struct sink *s = arg;
 	struct xr_hdr h;
 	uint32_t payload;
 
+	(void)flen;
 	if (!frame_parse(c, f, len, &h, &payload)) {
 		c->other++;
 		return;
@@ -485,9 +514,10 @@ static int run_sink(struct ctx *c, const struct opts *o)
 		fprintf(stderr, "xsk_raw: cannot read the AF_XDP statistics: %s\n",
 			strerror(-err));
 	secs = (s.last_ns - s.first_ns) / 1e9;
-	printf("xsk_raw: sink frames=%llu bytes=%llu seconds=%.3f mpps=%.3f gbps=%.3f",
+	printf("xsk_raw: sink frames=%llu bytes=%llu seconds=%.3f mpps=%.3f gbps=%.3f cpu_s=%.3f",
 	       (unsigned long long)s.frames, (unsigned long long)s.bytes, secs,
-	       secs > 0 ? s.frames / secs / 1e6 : 0.0, secs > 0 ? s.bytes * 8 / secs / 1e9 : 0.0);
+	       secs > 0 ? s.frames / secs / 1e6 : 0.0, secs > 0 ? s.bytes * 8 / secs / 1e9 : 0.0,
+	       cpu_seconds());
 	if (s.ended)
 		printf(" sent=%llu lost=%lld", (unsigned long long)s.sent,
 		       (long long)(s.sent - s.frames));
@@ -510,7 +540,7 @@ struct pong {
 
 /* Echo a ping with the addresses swapped; the ports stay (dst 4791). The IP
  * checksum does not change: the sum of the same words in another order. */
-static void pong_frame(struct ctx *c, uint8_t *f, uint32_t len, void *arg)
+static void pong_frame(struct ctx *c, uint8_t *f, uint32_t flen, uint32_t len, void *arg)
 {
 	struct pong *p = arg;
 	const uint32_t kind = htonl(XR_PONG);
@@ -518,7 +548,8 @@ static void pong_frame(struct ctx *c, uint8_t *f, uint32_t len, void *arg)
 	struct xr_hdr h;
 	uint32_t payload;
 
-	if (!frame_parse(c, f, len, &h, &payload)) {
+	/* pings are single-buffer (check_size): echo only those */
+	if (flen != len || !frame_parse(c, f, len, &h, &payload)) {
 		c->other++;
 		return;
 	}
@@ -583,12 +614,13 @@ struct ping {
 	uint64_t stale;
 };
 
-static void ping_frame(struct ctx *c, uint8_t *f, uint32_t len, void *arg)
+static void ping_frame(struct ctx *c, uint8_t *f, uint32_t flen, uint32_t len, void *arg)
 {
 	struct ping *p = arg;
 	struct xr_hdr h;
 	uint32_t payload;
 
+	(void)flen;
 	if (!frame_parse(c, f, len, &h, &payload) || h.kind != XR_PONG)
 		c->other++;
 	else if (h.seq == p->want)
@@ -664,7 +696,7 @@ static int run_ping(struct ctx *c, const struct opts *o)
 			sum += t - t0;
 		}
 	}
-	err = send_end(c, o->size, n);
+	err = send_end(c, n);
 	if (err)
 		goto free_lat;
 	if (!n) {
@@ -695,7 +727,8 @@ static void usage(FILE *out)
 		"                     [-n ITERS] [common]\n"
 		"common: [-o BPF_OBJ] [-m auto|native|skb] [-C CPU] [--sleep] [--tx-budget N] [-v]\n"
 		"  -s SIZE     UDP payload bytes, %zu.. (default 64); 0 or max: the largest\n"
-		"              that fits one UMEM chunk and the MTU\n"
+		"              the MTU lets through (ping: that fits one UMEM chunk); a blast\n"
+		"              frame over one chunk is sent as a chain (multi-buffer)\n"
 		"  -t SECONDS  blast: how long (default 3); sink, pong: give up after (default:\n"
 		"              wait for the peer's end marker)\n"
 		"  -n ITERS    ping: timed round trips (default 10000), after %d untimed\n"
@@ -767,7 +800,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		case 's':
 			if (!strcmp(optarg, "max"))
 				v = 0;
-			else if (parse_num(optarg, 0, XSK_FRAME_SIZE, "payload size", &v))
+			else if (parse_num(optarg, 0, FRAME_MAX - HDR_LEN, "payload size", &v))
 				return -EINVAL;
 			o->size = (unsigned int)v;
 			break;
@@ -859,11 +892,13 @@ static int parse_addrs(struct ctx *c, const struct opts *o, struct vrdma_gid *gi
 	return 0;
 }
 
-/* The payload must fit one UMEM chunk (less the XDP headroom, as the
- * receiver sees it) and the MTU: no multi-buffer, no IP fragments. */
+/* The payload must fit the MTU (no IP fragments) and, for a ping or a port
+ * without multi-buffer, one UMEM chunk less the XDP headroom, as the
+ * receiver sees it. */
 static int check_size(const struct ctx *c, struct opts *o)
 {
-	unsigned int max = XSK_MAX_SINGLE_FRAME - HDR_LEN;
+	bool chain = c->port.multi_buffer && o->mode == MODE_BLAST;
+	unsigned int max = chain ? FRAME_MAX - HDR_LEN : XSK_MAX_SINGLE_FRAME - HDR_LEN;
 	unsigned int mtu_max = c->port.mtu - sizeof(struct iphdr) - sizeof(struct udphdr);
 
 	if (mtu_max < max)
@@ -871,9 +906,9 @@ static int check_size(const struct ctx *c, struct opts *o)
 	if (!o->size)
 		o->size = max;
 	if (o->size < sizeof(struct xr_hdr) || o->size > max) {
-		fprintf(stderr, "xsk_raw: payload size %u: it must be %zu..%u (one %d-byte frame "
-			"in a UMEM chunk, MTU %u on %s)\n", o->size, sizeof(struct xr_hdr), max,
-			XSK_MAX_SINGLE_FRAME, c->port.mtu, c->port.ifname);
+		fprintf(stderr, "xsk_raw: payload size %u: it must be %zu..%u (MTU %u on %s%s)\n",
+			o->size, sizeof(struct xr_hdr), max, c->port.mtu, c->port.ifname,
+			chain ? "" : ", one frame in a UMEM chunk");
 		return -EINVAL;
 	}
 	return 0;
@@ -886,7 +921,6 @@ int main(int argc, char **argv)
 	const struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: poll returns */
 	struct vrdma_gid gid;
 	struct opts o;
-	unsigned int i;
 	int err;
 
 	err = parse_opts(argc, argv, &o);
@@ -931,10 +965,8 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto close_port;
 	}
-	/* The TX half of queue 0's UMEM is ours, as a worker's (worker_init). */
 	c.txq = &c.port.queues[0];
-	for (i = 0; i < XSK_TX_FRAMES; i++)
-		c.tx_free[c.n_tx_free++] = (uint64_t)(XSK_RX_FRAMES + i) * XSK_FRAME_SIZE;
+	tx_groups(&c, 1);
 	/* Not something the port sets: a tuning to compare against. */
 	if (o.tx_budget && setsockopt(xsk_socket__fd(c.txq->xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET,
 				      &o.tx_budget, sizeof(o.tx_budget))) {
@@ -948,10 +980,11 @@ int main(int argc, char **argv)
 		if (err)
 			goto close_port;
 	}
-	fprintf(stderr, "xsk_raw: %s on %s (%s): XDP %s, AF_XDP %s, %u queue(s), MTU %u, %s\n",
+	fprintf(stderr, "xsk_raw: %s on %s (%s): XDP %s, AF_XDP %s, %u queue(s), MTU %u%s, %s\n",
 		argv[1], c.port.ifname, o.local, xdp_port_mode_name(&c.port),
 		xdp_port_zerocopy(&c.port) ? "zero-copy" : "copy mode", c.port.n_queues,
-		c.port.mtu, o.sleep ? "sleeping in poll()" : "busy polling");
+		c.port.mtu, c.port.multi_buffer ? " (multi-buffer)" : "",
+		o.sleep ? "sleeping in poll()" : "busy polling");
 
 	switch (o.mode) {
 	case MODE_SINK: err = run_sink(&c, &o); break;

@@ -128,7 +128,7 @@ status_fields() {
 	and (.port.xdp_attach|test("^(single|dispatcher)$")) and (.port.xdp_program_id > 0)
 	and (.port.zerocopy|type) == "boolean" and .port.multi_buffer == false
 	and .port.queues == [0] and .port.rx_queues == 1 and (.port.ifindex > 0)
-	and (.port.mtu|type) == "number" and (.port.mac|test("^([0-9a-f]{2}:){5}[0-9a-f]{2}$"))
+	and .port.mtu == 1500 and .port.roce_mtu == 1024 and (.port.mac|test("^([0-9a-f]{2}:){5}[0-9a-f]{2}$"))
 	and (.workers|length) == 1 and .workers[0].id == 0 and .workers[0].queues == [0]
 	and .vms[0].name == "alpha" and .vms[0].gids == ["10.201.0.1", "fd00:c9::1"]
 	and .vms[0].socket == ($tmp + "/alpha.sock") and .vms[0].mac == .port.mac

@@ -43,18 +43,9 @@ start_daemon_b "$CONF_B"
 
 no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG" "$DLOG_B"; }
 
-# vrdma_test in A's namespace drives both VMs: libvrdma finds B's MAC in
-# the neighbour table and A's as the MAC of the interface holding A's GID
-# (the capture below checks both).
-vtest() {
-	ip netns exec "$NSA" timeout 600 "$VRDMA_TEST" "$TMP/alpha.sock" "$TMP/beta.sock" "$@"
-}
-vtest_ok() {
-	local out=$TMP/vtest.$NTEST.out
-	vtest "$@" > "$out" 2>&1 || true
-	grep '^# RC bulk' "$out" | sed 's/^#/   /' || true
-	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out" || { grep -v '^ok ' "$out" | tail -20; return 1; }
-}
+# vrdma_test (vtest, lib.sh) in A's namespace drives both VMs: libvrdma
+# finds B's MAC in the neighbour table and A's as the MAC of the interface
+# holding A's GID (the capture below checks both).
 
 # Every RoCE frame one daemon sent reached the other (a clean link).
 port() { jq -r "$2" < "$1"; }
@@ -224,31 +215,15 @@ impair_on() {
 		echo "    netem on ${IFA}p and ${IFB}p"
 		return
 	fi
-	: "${IMPAIR:?set IMPAIR to the impair binary}"
-	ip -n "$NSC" link set "${IFA}p" nomaster
-	ip -n "$NSC" link set "${IFB}p" nomaster
-	ip netns exec "$NSC" "$IMPAIR" "${IFA}p" "${IFB}p" -l 1 -d 1 -r 1 -c 0.1 -s "$RANDOM" \
-		> "$TMP/impair.log" 2>&1 &
-	IMPAIR_PID=$!
-	DAEMON_PIDS+=("$IMPAIR_PID")
-	for i in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
+	impair_relay
 	echo "    no sch_netem in this kernel: impair relays ${IFA}p <-> ${IFB}p"
 }
 impair_on
-# The transport's counters live while the VMs are connected: sample them.
-( while sleep 0.5; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
-	> "$TMP/transportA" 2>/dev/null &
-SAMPLER=$!
+sample_transport
 export VRDMA_TEST_BULK_MIB=$NETEM_MIB
 check "RC $NETEM_MIB MiB bit-exact through loss, duplication, reordering, corruption" vtest_ok 30
 unset VRDMA_TEST_BULK_MIB
 kill "$SAMPLER" 2>/dev/null || true
-recovered() {
-	local r
-	r=$(jq -s 'map(.retransmitted_packets // 0) | max' "$TMP/transportA")
-	echo "    A retransmitted $r packets"
-	[ "$r" -gt 0 ]
-}
 check "the losses were recovered by retransmission" recovered
 impair_counted() {
 	[ -n "$IMPAIR_PID" ] || return 0
@@ -268,13 +243,6 @@ dropped_bad() {
 }
 check "corrupted frames were counted and dropped" dropped_bad
 
-both_exit_0() {
-	local ra=0 rb=0
-	kill -TERM "$DPID" "$DPID_B"
-	wait "$DPID" || ra=$?
-	wait "$DPID_B" || rb=$?
-	[ $ra = 0 ] && [ $rb = 0 ]
-}
 check "both daemons exit 0 on SIGTERM" both_exit_0
 check "no sanitizer report" no_sanitizer_report
 summary

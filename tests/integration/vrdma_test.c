@@ -337,6 +337,19 @@ static bool ep_make(struct env *e, struct ep *ep, int side, uint8_t type)
 	return ep_make2(e, ep, side, type, false);
 }
 
+/* The path MTU connected QPs use: VRDMA_TEST_PATH_MTU in bytes (256..4096),
+ * default 1024; the jumbo test runs the data cases at 4096. */
+static uint8_t path_mtu(void)
+{
+	const char *v = getenv("VRDMA_TEST_PATH_MTU");
+	uint8_t m;
+
+	for (m = VIRTIO_IB_MTU_256; v && m <= VIRTIO_IB_MTU_4096; m++)
+		if ((128u << m) == (unsigned int)atoi(v))
+			return m;
+	return VIRTIO_IB_MTU_1024;
+}
+
 /* RESET -> INIT -> RTR -> RTS with the attributes and masks of
  * ibv_rc_pingpong (and ibv_uc_pingpong, ibv_ud_pingpong). */
 static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
@@ -366,7 +379,7 @@ static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
 	a.qp_state = VIRTIO_IB_QPS_RTR;
 	mask = VIRTIO_IB_QP_STATE;
 	if (type != VIRTIO_IB_QPT_UD) {
-		a.path_mtu = VIRTIO_IB_MTU_1024;
+		a.path_mtu = path_mtu();
 		a.dest_qp_num = dest_qpn;
 		a.rq_psn = rq_psn;
 		memcpy(a.ah_attr.grh.dgid, dgid, 16);
@@ -721,6 +734,9 @@ static void t_query_port(struct env *e)
 	      "max_mtu %u active_mtu %u", port.max_mtu, port.active_mtu);
 	CHECK(port.phys_mtu >= 128u << port.active_mtu, "phys_mtu %u for active_mtu %u",
 	      port.phys_mtu, port.active_mtu);
+	/* the port offers the path MTU the connected QPs are to use */
+	CHECK(port.active_mtu >= path_mtu(), "active_mtu %u below the test's path MTU %u",
+	      port.active_mtu, path_mtu());
 	CHECK(port.gid_tbl_len == 16 && port.pkey_tbl_len == 1, "gid_tbl_len %u pkey_tbl_len %u",
 	      port.gid_tbl_len, port.pkey_tbl_len);
 	CHECK(port.max_msg_sz == 1u << 31, "max_msg_sz %u", port.max_msg_sz);
@@ -1149,7 +1165,7 @@ static void t_query_qp(struct env *e)
 	memset(&q, 0xa5, sizeof(q));
 	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));	/* every attribute, whatever the mask */
 	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS, "qp_state %u", q.qp_state);
-	CHECK(q.path_mtu == VIRTIO_IB_MTU_1024, "path_mtu %u", q.path_mtu);
+	CHECK(q.path_mtu == path_mtu(), "path_mtu %u, want %u", q.path_mtu, path_mtu());
 	CHECK(q.dest_qp_num == vrdma_qp_num(p.b.qp), "dest_qp_num %u, want %u",
 	      q.dest_qp_num, vrdma_qp_num(p.b.qp));
 	CHECK(q.rq_psn == 0x2000 && q.sq_psn == 0x1000, "rq_psn %#x sq_psn %#x", q.rq_psn, q.sq_psn);

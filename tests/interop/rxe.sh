@@ -6,7 +6,10 @@
 # Knobs (each a list; empty skips those checks): PP_TYPES (rc uc: 4 KiB
 # pingpongs; rc also 64 KiB), PP_UD (1: ibv_ud_pingpong), PP_SRQ_QPS (16 4:
 # ibv_srq_pingpong -q N, shared receive queues), PERF_TESTS_BW,
-# PERF_TESTS_LAT, PERF_TESTS_BIG.
+# PERF_TESTS_LAT, PERF_TESTS_BIG. RXE_MTU (1500): the MTU of the link, the
+# bridge, the tap and the guest's eth0; at 4176 or more (path MTU 4096 and
+# rxe's 80 bytes of headers) every RC/UC pingpong and perftest runs with
+# -m 4096 on both sides (jumbo.sh).
 #
 #   netns vrA-ID                       netns vrC-ID              QEMU/TCG guest
 #   +----------------------------+     +------------------+     +----------------------+
@@ -30,6 +33,9 @@ guest_require
 GUEST=10.207.0.20
 VMGID=10.207.0.11
 TAP=vg$ID
+MTU=${RXE_MTU:-1500}
+PMTU_ARGS=()
+[ "$MTU" -lt 4176 ] || PMTU_ARGS=(-m 4096)
 trap 'guest_stop; cleanup' EXIT
 
 guest_image
@@ -44,6 +50,9 @@ ip -n "$NSA" addr add "$VMGID/24" dev "$IFA"
 ip -n "$NSA" link set lo up
 ip -n "$NSA" link set "$IFA" up
 guest_tap "$NSC" "$TAP" br0
+ip -n "$NSA" link set "$IFA" mtu "$MTU"
+ip -n "$NSC" link set "${IFA}p" mtu "$MTU"
+ip -n "$NSC" link set "$TAP" mtu "$MTU"
 
 CONF=$(write_conf "" "[vm alpha]
 gid = $VMGID
@@ -52,6 +61,17 @@ start_daemon "$CONF"
 echo "rxe: booting the Soft-RoCE guest ($NSA, $NSC)"
 guest_boot "$NSC" "$TAP" "$GUEST/24"
 echo "rxe: guest up in $GUEST_BOOT_SECS s"
+if [ "$MTU" != 1500 ]; then
+	# rxe follows its netdev's MTU (NETDEV_CHANGEMTU) into the port's active_mtu
+	guest_mtu() {
+		local want=$1
+		guest_run 20 "ip link set eth0 mtu $MTU && ibv_devinfo -d rxe0" > "$TMP/devinfo" 2>&1 &&
+		grep -q "active_mtu:.*$want" "$TMP/devinfo" ||
+			{ cat "$TMP/devinfo"; return 1; }
+	}
+	check "the guest's eth0 at MTU $MTU: rxe0's active_mtu $((MTU < 4176 ? 1024 : 4096))" \
+		guest_mtu "$((MTU < 4176 ? 1024 : 4096))"
+fi
 
 no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG"; }
 
@@ -94,12 +114,14 @@ pair() {
 
 pingpong() {	# TYPE SIZE ITERS WHO
 	local t=$1 s=$2 n=$3 who=$4 rdma=ibv_${1}_pingpong
+	local m=()
+	[ "$t" = ud ] || m=("${PMTU_ARGS[@]}")	# a UD message is one packet of the port's MTU
 	if [ "$who" = guest ]; then
-		pair guest "$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c -- \
-			"$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c
+		pair guest "$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c "${m[@]}" -- \
+			"$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c "${m[@]}"
 	else
-		pair host "$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c -- \
-			"$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c
+		pair host "$VRDMA_PINGPONG" -T "$t" -d "$TMP/alpha.sock" -g 0 -s "$s" -n "$n" -c "${m[@]}" -- \
+			"$rdma" -d rxe0 -g 1 -s "$s" -n "$n" -c "${m[@]}"
 	fi && pp_lines
 }
 
@@ -152,7 +174,7 @@ done
 perf() {	# TEST SIZE ITERS WHO [FLAG...]; SIZE all: powers of two up to 8 MiB (-a)
 	local test=$1 n=$3 who=$4 s=(-s "$2")
 	[ "$2" != all ] || s=(-a)
-	s+=("${@:5}")
+	s+=("${@:5}" "${PMTU_ARGS[@]}")
 	if [ "$who" = guest ]; then
 		pair guest "ib_$test" -d rxe0 -x 1 "${s[@]}" -n "$n" -F -- \
 			"$VRDMA_PERF" "$test" -d "$TMP/alpha.sock" -x 0 "${s[@]}" -n "$n" -F
@@ -162,6 +184,10 @@ perf() {	# TEST SIZE ITERS WHO [FLAG...]; SIZE all: powers of two up to 8 MiB (-
 	fi
 	# the side that prints a table (both for these tests)
 	perf_row "$test" || { echo "    -- server:"; cat "$TMP/server.out"; echo "    -- client:"; cat "$TMP/client.out"; return 1; }
+	# both sides agreed on path MTU 4096 (perftest prints the one it uses)
+	[ ${#PMTU_ARGS[@]} = 0 ] || { grep -q '^ Mtu             : 4096\[B\]$' "$TMP/server.out" &&
+		grep -q '^ Mtu             : 4096\[B\]$' "$TMP/client.out"; } ||
+		{ echo "    not both at Mtu 4096:"; grep -h ' Mtu ' "$TMP/server.out" "$TMP/client.out"; return 1; }
 }
 for test in ${PERF_TESTS_BW-write_bw read_bw send_bw}; do
 	for who in guest host; do
@@ -201,5 +227,15 @@ clean_drops() {
 	[ "$d" = 0 ]
 }
 check "vrdmad dropped no frame from rxe as malformed" clean_drops
+# Path MTU 4096: rxe's frames reached vrdmad whole, most in two buffers.
+big_frames() {
+	local f b n
+	ctl stats --json > "$TMP/stats.json"
+	f=$(jq .port.rx_frames "$TMP/stats.json") b=$(jq .port.rx_bytes "$TMP/stats.json")
+	n=$(jq .port.rx_buffers "$TMP/stats.json")
+	echo "    vrdmad received $f frames, $b bytes, in $n buffers"
+	[ "$n" -gt $((f + f / 4)) ]
+}
+[ ${#PMTU_ARGS[@]} = 0 ] || check "rxe's 4096-byte packets arrived in several UMEM buffers" big_frames
 check "no sanitizer report" no_sanitizer_report
-summary
+summary "rxe${RXE_MTU:+-mtu$RXE_MTU}"

@@ -65,6 +65,7 @@ static void test_full(void **state)
 		 "interface = enp3s0f1\n"
 		 "xdp_mode = native\n"
 		 "zerocopy = off\n"
+		 "multi_buffer = off\n"
 		 "queues = 4\n"
 		 "xdp_object = /opt/vrdma/xdp.o\n"
 		 "[vm web-1.a_b]\n"
@@ -93,6 +94,7 @@ static void test_full(void **state)
 	assert_string_equal(cfg.interface, "enp3s0f1");
 	assert_int_equal(cfg.xdp_mode, VRDMA_XDP_NATIVE);
 	assert_int_equal(cfg.zerocopy, VRDMA_ZC_OFF);
+	assert_int_equal(cfg.multi_buffer, VRDMA_MB_OFF);
 	assert_int_equal(cfg.queues, 4);
 	assert_string_equal(cfg.xdp_object, "/opt/vrdma/xdp.o");
 	assert_int_equal(cfg.n_vms, 1);
@@ -103,7 +105,7 @@ static void test_full(void **state)
 	assert_gid(&cfg.vms[0].gids[1], "fd00::5");
 	assert_true(cfg.vms[0].has_mac);
 	assert_memory_equal(cfg.vms[0].mac, mac, 6);
-	assert_int_equal(cfg.vms[0].line, 12);
+	assert_int_equal(cfg.vms[0].line, 13);
 	vrdma_config_free(&cfg);
 	assert_null(cfg.vms);
 	assert_int_equal(cfg.n_vms, 0);
@@ -121,6 +123,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.log_level, VRDMA_LOG_INFO);
 	assert_int_equal(cfg.xdp_mode, VRDMA_XDP_AUTO);
 	assert_int_equal(cfg.zerocopy, VRDMA_ZC_AUTO);
+	assert_int_equal(cfg.multi_buffer, VRDMA_MB_AUTO);
 	assert_int_equal(cfg.queues, 0);
 	assert_string_equal(cfg.xdp_object, VRDMA_XDP_OBJECT_DEFAULT);
 	assert_int_equal(cfg.n_vms, 1);
@@ -537,6 +540,7 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "xdp_mode = generic\n",
 	  "t.conf:3: xdp_mode must be one of auto, native, skb" },
 	{ PORT "zerocopy = yes\n", "t.conf:3: zerocopy must be one of auto, on, off" },
+	{ PORT "multi_buffer = on\n", "t.conf:3: multi_buffer must be one of auto, off" },
 	{ PORT "queues = 65\n", "t.conf:3: queues must be an integer from 0 to 64" },
 	{ PORT "queues = all\n", "t.conf:3: queues must be an integer from 0 to 64" },
 	{ PORT "xdp_object = vrdma_xdp.bpf.o\n",
@@ -888,6 +892,9 @@ static void test_names(void **state)
 	assert_string_equal(vrdma_zerocopy_name(VRDMA_ZC_AUTO), "auto");
 	assert_string_equal(vrdma_zerocopy_name(VRDMA_ZC_ON), "on");
 	assert_string_equal(vrdma_zerocopy_name(VRDMA_ZC_OFF), "off");
+	assert_string_equal(vrdma_multi_buffer_name(VRDMA_MB_AUTO), "auto");
+	assert_string_equal(vrdma_multi_buffer_name(VRDMA_MB_OFF), "off");
+	assert_string_equal(vrdma_multi_buffer_name((enum vrdma_multi_buffer)7), "unknown");
 	assert_string_equal(vrdma_log_level_name(VRDMA_LOG_ERROR), "error");
 	assert_string_equal(vrdma_log_level_name(VRDMA_LOG_WARNING), "warning");
 	assert_string_equal(vrdma_log_level_name(VRDMA_LOG_INFO), "info");
