@@ -168,19 +168,28 @@ struct eng_send_wr {
 	uint32_t imm_data;		/* network byte order, as ibverbs */
 	const struct eng_sge *sg_list;	/* with ENG_SEND_INLINE: addr is a host pointer */
 	unsigned int num_sge;
-	struct { uint64_t remote_addr; uint32_t rkey; } rdma;
-	/* CMP_AND_SWP: compare_add is the compare value; FETCH_AND_ADD: the
-	 * addend (swap unused). The one 8-byte SGE receives the original. */
-	struct { uint64_t remote_addr, compare_add, swap; uint32_t rkey; } atomic;
 	struct { const struct eng_ah_attr *ah; uint32_t remote_qpn, remote_qkey; } ud;
 	uint32_t invalidate_rkey;	/* LOCAL_INV, SEND_WITH_INV */
-	/* REG_MR: the MR by handle, its new key (only the low 8 bits may
-	 * change) and access flags */
-	struct { uint32_t mrn, key; unsigned int access; } reg;
-	/* BIND_MW: the window by its current rkey, its new one (only the
-	 * low 8 bits may change), the MR by lkey, the range in the MR's
-	 * iova space and the window's remote rights */
-	struct { uint64_t addr, length; uint32_t mw_rkey, rkey, mr_lkey; unsigned int access; } bind;
+	/* One per opcode, so they share room: each queued WQE holds a copy
+	 * (memory per QP). */
+	union {
+		struct { uint64_t remote_addr; uint32_t rkey; } rdma;	/* WRITE, READ */
+		/* CMP_AND_SWP: compare_add is the compare value; FETCH_AND_ADD:
+		 * the addend (swap unused). The one 8-byte SGE receives the
+		 * original. */
+		struct { uint64_t remote_addr, compare_add, swap; uint32_t rkey; } atomic;
+		/* REG_MR: the MR by handle, its new key (only the low 8 bits
+		 * may change) and access flags */
+		struct { uint32_t mrn, key; unsigned int access; } reg;
+		/* BIND_MW: the window by its current rkey, its new one (only
+		 * the low 8 bits may change), the MR by lkey, the range in the
+		 * MR's iova space and the window's remote rights */
+		struct {
+			uint64_t addr, length;
+			uint32_t mw_rkey, rkey, mr_lkey;
+			unsigned int access;
+		} bind;
+	};
 };
 
 struct eng_recv_wr {
