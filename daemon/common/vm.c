@@ -153,11 +153,15 @@ void vm_table_publish(struct vm_table *t, uint32_t id)
 	rebuild_index(t);
 }
 
+/* A slot never published is not in the index, and its removal may run while
+ * the workers read the index (vm_admin's unreserve): leave it alone then. */
 void vm_table_remove(struct vm_table *t, uint32_t id)
 {
 	struct vm *vm = &t->vms[id];
+	bool published = vm->used;
 
 	memset(vm, 0, sizeof(*vm));
 	vm->id = id;
-	rebuild_index(t);
+	if (published)
+		rebuild_index(t);
 }

@@ -128,6 +128,30 @@ static void test_cached_lookup(void **state)
 	vm_table_free(&t);
 }
 
+/* Taking back a reserved slot that was never published runs while the
+ * workers look GIDs up (vm_admin's unreserve): the index, and with it every
+ * cached answer, stays as it was. */
+static void test_unpublished_remove(void **state)
+{
+	struct vrdma_vm_config vc = mkvm("b", "10.0.0.2", 0);
+	struct vm_gid_cache c = { 0 };
+	struct vm_table t;
+	uint64_t gen;
+	int id;
+
+	(void)state;
+	assert_int_equal(vm_table_init(&t), 0);
+	assert_int_equal(add(&t, "a", "10.0.0.1", 0), 0);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "a");
+	id = vm_table_reserve(&t, &vc, false);
+	assert_int_equal(id, 1);
+	gen = t.gen;
+	vm_table_remove(&t, (uint32_t)id);
+	assert_true(t.gen == gen);
+	assert_string_equal(owner_cached(&t, &c, "10.0.0.1"), "a");
+	vm_table_free(&t);
+}
+
 static void test_link_local(void **state)
 {
 	struct vm_table t;
@@ -188,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slots_and_index),
 		cmocka_unit_test(test_cached_lookup),
+		cmocka_unit_test(test_unpublished_remove),
 		cmocka_unit_test(test_link_local),
 		cmocka_unit_test(test_check),
 	};
