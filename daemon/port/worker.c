@@ -491,6 +491,35 @@ static bool rings_empty(struct worker *w)
 	return true;
 }
 
+/* The XSK sockets are in the epoll set only while the worker sleeps: a
+ * watched socket has a waiter, so every frame the kernel puts in its RX
+ * ring, and every TX skb it frees, would take the wakeup path (a lock with
+ * interrupts off and epoll's callback) — about a tenth of a core at 64 B
+ * frames. Adding a socket polls it, so a frame that came before is seen. */
+static int watch_queues(struct worker *w, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = EV_XSK };
+	unsigned int q;
+	int fd, err;
+
+	for (q = 0; q < w->n_queues; q++) {
+		fd = xsk_socket__fd(w->queues[q]->xsk);
+		if (on && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev))
+			goto unwatch;
+		if (!on)
+			epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL);
+	}
+	return 0;
+
+unwatch:
+	err = -errno;
+	log_ratelimited(VRDMA_LOG_ERROR, "worker %u: cannot watch an XDP socket: %s", w->id,
+			strerror(-err));
+	while (q--)
+		epoll_ctl(w->epfd, EPOLL_CTL_DEL, xsk_socket__fd(w->queues[q]->xsk), NULL);
+	return err;
+}
+
 static void sleep_until(struct worker *w, uint64_t next_timer)
 {
 	struct epoll_event ev[32];
@@ -507,7 +536,7 @@ static void sleep_until(struct worker *w, uint64_t next_timer)
 	atomic_store(&w->sleeping, 1);
 	for (i = 0; i < w->n_own; i++)
 		work |= vdev_want_kicks(w->own[i], true);
-	if (!work && rings_empty(w)) {
+	if (!work && rings_empty(w) && !watch_queues(w, true)) {
 		ts.tv_sec = (time_t)(wait / 1000000000ull);
 		ts.tv_nsec = (long)(wait % 1000000000ull);
 		n = epoll_pwait2(w->epfd, ev, 32, &ts, NULL);
@@ -527,6 +556,7 @@ static void sleep_until(struct worker *w, uint64_t next_timer)
 				}
 			}
 		}
+		watch_queues(w, false);
 		stat_add(&w->stats.wakeups, 1);
 	}
 	atomic_store(&w->sleeping, 0);
@@ -683,12 +713,8 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 		return -ENOMEM;
 	if ((err = watch(w, w->stop_fd, EV_STOP)) || (err = watch(w, w->wake_fd, EV_WAKE)))
 		return err;
-	for (q = i; q < port->n_queues; q += n) {
+	for (q = i; q < port->n_queues; q += n)
 		w->queues[w->n_queues++] = &port->queues[q];
-		err = watch(w, xsk_socket__fd(port->queues[q].xsk), EV_XSK);
-		if (err)
-			return err;
-	}
 	if (w->n_queues) {
 		w->txq = w->queues[0];
 		err = xsk_tx_pool_init(&w->tx_pool, w->txq);

@@ -177,8 +177,11 @@ check "zerocopy = on at MTU 9000: refused, the message names multi-buffer" zc_re
 check "... and no XDP program is left on $IFA" no_xdp
 
 # ---- no multi-buffer (multi_buffer = off, as where the kernel refuses it):
-# path MTU 2048, said once, and RoCE still works with a peer that has it ----
-sed 's/^xdp_object = .*/&\nmulti_buffer = off/' "$CONF_A" > "$TMP/a-single.conf"
+# path MTU 2048, said once, and RoCE still works with a peer that has it.
+# A's worker sleeps whenever a poll finds nothing (idle_spin_us = 0): each
+# frame for it must wake it, not its 250 ms timer ----
+sed 's/^xdp_object = .*/&\nmulti_buffer = off/; s/^\[daemon\]$/&\nidle_spin_us = 0/' "$CONF_A" \
+	> "$TMP/a-single.conf"
 start_daemon "$TMP/a-single.conf"
 start_daemon_b "$CONF_B"
 single_status() {
@@ -197,5 +200,15 @@ mtu_refused() {
 check "... QUERY_PORT offers 2048: vrdma-pingpong -m 4096 is refused" mtu_refused
 check "... vrdma-pingpong rc 64 KiB -m 2048 (-c) with the multi-buffer peer" \
 	pp_ok -T rc -s 65536 -n 100 -m 2048
+# 500 round trips: a worker left to its timer would take over a minute.
+woken() {
+	pp_pair $((19400 + NTEST)) -T rc -s 64 -n 500 &&
+	grep '^500 iters in' "$TMP/cli.out" | sed 's/^/    /' &&
+	awk '/^500 iters in/ { ok = $4 < 10 } END { exit !ok }' "$TMP/cli.out" ||
+		{ cat "$TMP/cli.out"; return 1; }
+}
+check "... A's worker asleep whenever idle: 500 rc ping-pongs in under 10 s" woken
+check "... and it slept and was woken (wakeups counted)" \
+	eval 'ctl stats --json | jq -e ".workers[0].wakeups > 500" > /dev/null'
 check "... both daemons exit 0, no sanitizer report" eval 'both_exit_0 && no_sanitizer_report'
 summary
