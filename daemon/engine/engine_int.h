@@ -233,7 +233,7 @@ struct eng_qp {
  * part of it again: rxe pushes a whole READ into the guest's qdisc, which
  * under TCG kept about 2000 of 8192 responses in a row. */
 #define ENG_READ_RESEND_MAX	1024
-/* Ask for an ACK at least this often inside a long message. */
+/* Ask for an ACK at least this often inside a long message or a burst. */
 #define ENG_ACKREQ_EVERY	64
 
 /* AETH syndromes (IBA 9.7.5.1) */

@@ -189,6 +189,24 @@ static int local_op(struct eng_qp *qp, struct eng_swqe *w)
 	return 1;
 }
 
+/* Whether the requester will go straight on after the last packet of w, so
+ * that packet need not ask for an ACK (IBA 9.7.5.1: an ACK acknowledges
+ * every packet before it; the requester chooses where to ask): a burst of
+ * short messages then gets an ACK per ENG_ACKREQ_EVERY packets and at its
+ * end, not one per message. Asked for anyway where the requester may stop
+ * and wait — a resend, SQD, a READ or atomic (its response is the answer)
+ * and a WQE next that waits for this one's completion (a local operation). */
+static bool more_follows(const struct eng_qp *qp, const struct eng_swqe *w)
+{
+	const struct eng_swqe *next;
+
+	if (qp->req.wqe + 1 >= qp->sq.count || qp->attr.qp_state != ENG_QPS_RTS ||
+	    eng_wr_is_rd_atomic(w->wr.opcode) || psn_before(qp->req.psn, qp->req.max_psn))
+		return false;
+	next = &qp->swqe[(qp->sq.head + qp->req.wqe + 1) % qp->sq.size];
+	return !eng_wr_is_local(next->wr.opcode);
+}
+
 int eng_req_step(struct eng_qp *qp)
 {
 	struct roce_frag payload[ENG_GATHER_MAX];
@@ -241,7 +259,8 @@ int eng_req_step(struct eng_qp *qp)
 	h.opcode = req_opcode(qp, w, first, last);
 	h.psn = qp->req.psn;
 	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
-	h.ackreq = rc && (last || qp->req.noack + 1 >= ENG_ACKREQ_EVERY);
+	h.ackreq = rc && ((last && !more_follows(qp, w)) ||
+			  qp->req.noack + 1 >= ENG_ACKREQ_EVERY);
 	if (qp->init.qp_type == ENG_QPT_UD) {
 		h.dqpn = w->wr.ud.remote_qpn;
 		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */

@@ -1385,6 +1385,84 @@ static void test_rc_write_wraps(void **state)
 	side_free(&b);
 }
 
+/* AckReq (IBA 9.7.5.1: an ACK acknowledges every packet before it): asked
+ * for at the end of a burst, every ENG_ACKREQ_EVERY packets inside it, on a
+ * READ, and before a local operation that waits for what precedes it; not
+ * on every message. ops: w = WRITE 64 B, W = WRITE 3000 B (3 packets at
+ * 1024), r = READ 64 B, g = REG_MR; repeated rep times; the packets sent
+ * before the peer answers, and which of them ask. */
+static const struct ackreq_case {
+	const char *ops;
+	unsigned int rep, npkts;
+	int ask[3];		/* packet indices asking, -1 ends */
+} ackreq_cases[] = {
+	/*  1 */ { "w", 1, 1, { 0, -1 } },
+	/*  2 */ { "W", 30, 90, { 63, 89, -1 } },
+	/*  3 */ { "WWW", 1, 9, { 8, -1 } },
+	/*  4 */ { "wr", 1, 2, { 1, -1 } },
+	/*  5 */ { "wwg", 1, 2, { 1, -1 } },
+	/*  6 */ { "wrw", 1, 3, { 1, 2, -1 } },
+};
+
+static void test_ackreq(void **state)
+{
+	const uint64_t base = 0x10000000;
+	unsigned int c, i, k, nwr;
+
+	(void)state;
+	for (c = 0; c < sizeof(ackreq_cases) / sizeof(ackreq_cases[0]); c++) {
+		const struct ackreq_case *t = &ackreq_cases[c];
+		struct eng_sge sge = { base, 64, 0 };
+		struct flat_mem view;
+		struct eng_mr *fmr;
+		struct side a, b;
+		struct eng_wc wc;
+		uint32_t key;
+
+		pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 700 + c);
+		sge.lkey = eng_mr_lkey(a.mr);
+		fmr = fast_mr(&a, &view, 1u << 20, 4096);
+		key = (eng_mr_rkey(fmr) & ~0xffu) | ((eng_mr_rkey(fmr) + 1) & 0xff);
+		nwr = 0;
+		for (k = 0; k < t->rep; k++) {
+			for (i = 0; t->ops[i]; i++, nwr++) {
+				struct eng_send_wr wr = {
+					.wr_id = nwr, .send_flags = ENG_SEND_SIGNALED,
+					.sg_list = &sge, .num_sge = 1,
+					.rdma = { base + 0x8000, eng_mr_rkey(b.mr) } };
+
+				sge.length = t->ops[i] == 'W' ? 3000 : 64;
+				wr.opcode = t->ops[i] == 'r' ? ENG_WR_RDMA_READ : ENG_WR_RDMA_WRITE;
+				if (t->ops[i] == 'g') {
+					wr.opcode = ENG_WR_REG_MR;
+					wr.num_sge = 0;
+					wr.reg.mrn = eng_mr_handle(fmr);
+					wr.reg.key = key;
+					wr.reg.access = ENG_ACCESS_LOCAL_WRITE;
+				}
+				assert_int_equal(eng_post_send(a.qp, &wr), 0);
+			}
+		}
+		eng_poll(a.dev);
+		print_message("ackreq case %u: %u packets\n", c + 1, a.wire->n);
+		assert_int_equal(a.wire->n, t->npkts);
+		for (i = 0, k = 0; i < a.wire->n; i++) {
+			const struct bth *h = (const void *)(a.wire->f[i].data + 42);
+			int want = t->ask[k] == (int)i;
+
+			assert_int_equal(bth_ackreq(h), want);
+			k += want;
+		}
+		pump(&a, &b);
+		for (i = 0; i < nwr; i++) {
+			wc = poll_one(&a);
+			assert_int_equal(wc.wr_id, i);
+			assert_int_equal(wc.status, ENG_WC_SUCCESS);
+		}
+		frwr_free(&a, &b);
+	}
+}
+
 /* UD: one MTU at most, the GRH area first, Q_Key checked. */
 static void test_ud_send(void **state)
 {
@@ -2625,6 +2703,7 @@ int main(void)
 		cmocka_unit_test(test_sqd),
 		cmocka_unit_test(test_rc_bad_rkey),
 		cmocka_unit_test(test_rc_write_wraps),
+		cmocka_unit_test(test_ackreq),
 		cmocka_unit_test(test_ud_send),
 		cmocka_unit_test(test_rc_loss_0),
 		cmocka_unit_test(test_rc_loss_1),
