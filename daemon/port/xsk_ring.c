@@ -86,14 +86,15 @@ void xsk_tx_reclaim(struct xsk_tx_pool *p)
 		xsk_ring_cons__release(&q->comp, n);
 }
 
-/* Copy-mode AF_XDP transmits at most 32 frames per sendto (the kernel's
- * TX_BATCH_SIZE), and a zero-copy driver may ask for another wakeup: so
- * the caller kicks again while any are left. */
+/* Copy-mode AF_XDP transmits at most XSK_TX_BATCH descriptors per sendto
+ * (the kernel's TX_BATCH_SIZE), and a zero-copy driver may ask for another
+ * wakeup: so the caller kicks again while any are left. */
 uint32_t xsk_tx_kick(struct xsk_tx_pool *p)
 {
 	struct xsk_ring_prod *tx = &p->q->tx;
 	uint32_t left = tx->size - xsk_prod_nb_free(tx, tx->size);
 
+	p->unkicked = 0;
 	if (left && xsk_ring_prod__needs_wakeup(tx))
 		sendto(xsk_socket__fd(p->q->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0);
 	return left;
@@ -141,7 +142,13 @@ bool xsk_tx_post(struct xsk_tx_pool *p, const uint64_t *addr, unsigned int n, ui
 		d->options = i + 1 < n ? XDP_PKT_CONTD : 0;
 	}
 	xsk_ring_prod__submit(tx, n);
-	if (xsk_prod_nb_free(tx, 64) < 64)
+	/* A sendto's worth at once, not all a poll built: the kernel copies
+	 * frames still in this core's cache, and their buffers come back to
+	 * the top of the free stack for the next ones. */
+	p->unkicked += n;
+	if (p->unkicked >= XSK_TX_BATCH || xsk_prod_nb_free(tx, 64) < 64) {
 		xsk_tx_kick(p);
+		xsk_tx_reclaim(p);
+	}
 	return true;
 }

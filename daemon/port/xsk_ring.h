@@ -22,11 +22,15 @@ typedef void (*xsk_frame_fn)(void *ctx, const struct roce_frag *frags, unsigned 
  * the buffers go back to the fill ring. Returns the buffers taken. */
 unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn, void *ctx);
 
+/* Descriptors a copy-mode sendto sends at most (the kernel's TX_BATCH_SIZE). */
+#define XSK_TX_BATCH	32
+
 /* The transmit half of a queue's UMEM, kept by its one sender. */
 struct xsk_tx_pool {
 	struct xsk_queue *q;
 	uint64_t *free;			/* frames in neither the TX nor the completion ring */
 	unsigned int n_free;
+	unsigned int unkicked;		/* descriptors posted since the last kick */
 };
 
 int xsk_tx_pool_init(struct xsk_tx_pool *p, struct xsk_queue *q);
