@@ -192,10 +192,12 @@ static int local_op(struct eng_qp *qp, struct eng_swqe *w)
 /* Whether the requester will go straight on after the last packet of w, so
  * that packet need not ask for an ACK (IBA 9.7.5.1: an ACK acknowledges
  * every packet before it; the requester chooses where to ask): a burst of
- * short messages then gets an ACK per ENG_ACKREQ_EVERY packets and at its
- * end, not one per message. Asked for anyway where the requester may stop
- * and wait — a resend, SQD, a READ or atomic (its response is the answer)
- * and a WQE next that waits for this one's completion (a local operation). */
+ * short unsignaled messages then gets an ACK per ENG_ACKREQ_EVERY packets,
+ * at each signaled one (its completion is what the application waits for,
+ * and what frees its send queue) and at its end, not one per message.
+ * Asked for anyway where the requester may stop and wait — a resend, SQD, a
+ * READ or atomic (its response is the answer) and a WQE next that waits for
+ * this one's completion (a local operation). */
 static bool more_follows(const struct eng_qp *qp, const struct eng_swqe *w)
 {
 	const struct eng_swqe *next;
@@ -205,6 +207,11 @@ static bool more_follows(const struct eng_qp *qp, const struct eng_swqe *w)
 		return false;
 	next = &qp->swqe[(qp->sq.head + qp->req.wqe + 1) % qp->sq.size];
 	return !eng_wr_is_local(next->wr.opcode);
+}
+
+static bool signaled(const struct eng_qp *qp, const struct eng_swqe *w)
+{
+	return qp->init.sq_sig_all || (w->wr.send_flags & ENG_SEND_SIGNALED);
 }
 
 int eng_req_step(struct eng_qp *qp)
@@ -259,7 +266,7 @@ int eng_req_step(struct eng_qp *qp)
 	h.opcode = req_opcode(qp, w, first, last);
 	h.psn = qp->req.psn;
 	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
-	h.ackreq = rc && ((last && !more_follows(qp, w)) ||
+	h.ackreq = rc && ((last && (signaled(qp, w) || !more_follows(qp, w))) ||
 			  qp->req.noack + 1 >= ENG_ACKREQ_EVERY);
 	if (qp->init.qp_type == ENG_QPT_UD) {
 		h.dqpn = w->wr.ud.remote_qpn;
