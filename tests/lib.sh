@@ -117,6 +117,31 @@ EOC
 	echo "$f"
 }
 
+# two_daemons NET: the two-daemon topology of veth.sh and jumbo.sh on
+# NET.0/24 (setup_bridged_pair): A at NET.1 serves vm alpha (NET.11); B at
+# NET.2, with two workers, serves vm spare (NET.13) and then beta (NET.12),
+# so beta's worker (1) owns no NIC queue and its frames cross to worker 0
+# through a ring. Sets CONF_A and CONF_B; starts nothing.
+two_daemons() {
+	setup_bridged_pair "$1.1/24 $1.11/24" "$1.2/24 $1.12/24"
+	CONF_A=$(write_conf "" "[vm alpha]
+gid = $1.11
+socket = $TMP/alpha.sock
+max_cq = 8
+max_qp = 8" a.conf)
+	CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm spare]
+gid = $1.13
+socket = $TMP/spare.sock
+max_cq = 1
+max_qp = 1
+[vm beta]
+gid = $1.12
+socket = $TMP/beta.sock
+max_cq = 8
+max_qp = 8" b.conf)
+	sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_B"
+}
+
 # run_vrdmad NS CONF LOG CTL: run vrdmad in NS, logging to LOG, until CTL
 # (ctl or ctlb) gets an answer to status; its pid in VPID.
 run_vrdmad() {

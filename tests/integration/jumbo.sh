@@ -16,30 +16,14 @@ source "$(dirname "$0")/../lib.sh"
 : "${VRDMA_PERF:=$HERE/../build/asan/vrdma-perf}"
 LOSSY_MIB=${LOSSY_MIB:-64}
 
-setup_bridged_pair "10.207.0.1/24 10.207.0.11/24" "10.207.0.2/24 10.207.0.12/24"
+# beta is B's second VM, so its worker (1) has no NIC queue: its frames go
+# to worker 0 through a ring and are copied into two UMEM chunks there, and
+# what arrives for it is handed over, its two buffers made one.
+two_daemons 10.207.0
 ip -n "$NSA" link set "$IFA" mtu 9000
 ip -n "$NSB" link set "$IFB" mtu 9000
 ip -n "$NSC" link set "${IFA}p" mtu 9000
 ip -n "$NSC" link set "${IFB}p" mtu 9000
-CONF_A=$(write_conf "" "[vm alpha]
-gid = 10.207.0.11
-socket = $TMP/alpha.sock
-max_cq = 8
-max_qp = 8" a.conf)
-# beta is B's second VM, so its worker (1) has no NIC queue: its frames go
-# to worker 0 through a ring and are copied into two UMEM chunks there, and
-# what arrives for it is handed over, its two buffers made one.
-CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm spare]
-gid = 10.207.0.13
-socket = $TMP/spare.sock
-max_cq = 1
-max_qp = 1
-[vm beta]
-gid = 10.207.0.12
-socket = $TMP/beta.sock
-max_cq = 8
-max_qp = 8" b.conf)
-sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_B"
 
 echo "jumbo: path MTU 4096 between two daemons on a 9000-MTU link ($NSA, $NSC, $NSB)"
 start_daemon "$CONF_A"

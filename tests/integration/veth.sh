@@ -15,27 +15,11 @@ source "$(dirname "$0")/../lib.sh"
 : "${VRDMA_TEST:?set VRDMA_TEST to the vrdma_test binary}"
 NETEM_MIB=${NETEM_MIB:-256}
 
-setup_bridged_pair "10.206.0.1/24 10.206.0.11/24" "10.206.0.2/24 10.206.0.12/24"
+# beta is B's second VM, so its worker (1) has no NIC queue and hands its
+# frames to worker 0 (two_daemons, lib.sh).
+two_daemons 10.206.0
 MAC_A=$(mac_of "$NSA" "$IFA")
 MAC_B=$(mac_of "$NSB" "$IFB")
-CONF_A=$(write_conf "" "[vm alpha]
-gid = 10.206.0.11
-socket = $TMP/alpha.sock
-max_cq = 8
-max_qp = 8" a.conf)
-# beta is B's second VM, so its worker (1) has no NIC queue and hands its
-# frames to worker 0.
-CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm spare]
-gid = 10.206.0.13
-socket = $TMP/spare.sock
-max_cq = 1
-max_qp = 1
-[vm beta]
-gid = 10.206.0.12
-socket = $TMP/beta.sock
-max_cq = 8
-max_qp = 8" b.conf)
-sed -i 's/^\[daemon\]$/[daemon]\nworkers = 2/' "$CONF_B"
 
 echo "veth: two daemons across a bridge ($NSA, $NSC, $NSB)"
 start_daemon "$CONF_A"
