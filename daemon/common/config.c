@@ -26,6 +26,9 @@
 #endif
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* Keys of [daemon] and [port]: the tables below have exactly these. */
+#define DAEMON_KEYS 4
+#define PORT_KEYS 6
 
 /* Nobody writes a megabyte of config; stops /dev/zero and friends. */
 #define CONF_FILE_MAX (1024 * 1024)
@@ -80,8 +83,8 @@ struct parser {
 	enum section sec;
 	unsigned int vm;		/* index into cfg->vms when SEC_VM */
 
-	unsigned int daemon_line[4];	/* where each key was set, 0 = not */
-	unsigned int port_line[5];
+	unsigned int daemon_line[DAEMON_KEYS];	/* where each key was set, 0 = not */
+	unsigned int port_line[PORT_KEYS];
 	struct vm_state *vm_state;	/* parallel to cfg->vms */
 	unsigned int vms_cap;
 };
@@ -294,6 +297,9 @@ static const struct key_desc port_keys[] = {
 	{ "queues", set_queues },
 	{ "xdp_object", set_xdp_object },
 };
+
+_Static_assert(ARRAY_SIZE(daemon_keys) == DAEMON_KEYS, "daemon_line has a slot per key");
+_Static_assert(ARRAY_SIZE(port_keys) == PORT_KEYS, "port_line has a slot per key");
 
 /* ---- [vm NAME] ---- */
 
