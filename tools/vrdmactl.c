@@ -195,7 +195,10 @@ static void print_status(json_object *d)
 		json_object *w = json_object_array_get_idx(arr, i);
 
 		join_array(get(w, "queues"), buf, sizeof(buf));
-		printf("worker %-3s queues %s\n", str(w, "id"), buf);
+		if (json_object_get_type(get(w, "cpu")) == json_type_int)
+			printf("worker %-3s queues %s, CPU %s\n", str(w, "id"), buf, str(w, "cpu"));
+		else
+			printf("worker %-3s queues %s\n", str(w, "id"), buf);
 	}
 	arr = get(d, "vms");
 	printf("\n%-16s %-32s %-17s %s\n", "VM", "SOCKET", "MAC", "GIDS");

@@ -27,7 +27,7 @@
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* Keys of [daemon] and [port]: the tables below have exactly these. */
-#define DAEMON_KEYS 4
+#define DAEMON_KEYS 5
 #define PORT_KEYS 6
 
 /* Nobody writes a megabyte of config; stops /dev/zero and friends. */
@@ -235,11 +235,53 @@ static int set_idle_spin(struct parser *p, const char *v)
 	return set_uint(p, "idle_spin_us", 0, 1000000, &p->cfg->idle_spin_us, v);
 }
 
+/* A CPU list as taskset -c and the kernel's cpulists write it: "2", "2,5",
+ * "4-7", "0,2-3"; in order, none twice. */
+static int set_worker_cpus(struct parser *p, const char *v)
+{
+	unsigned int n = 0, lo, hi, c, k;
+	char item[32], *dash;
+	const char *s = v;
+	size_t len;
+
+	do {
+		len = strcspn(s, ",");
+		if (!len || len >= sizeof(item))
+			goto bad;
+		memcpy(item, s, len);
+		item[len] = '\0';
+		dash = strchr(item, '-');
+		if (dash)
+			*dash = '\0';
+		if (parse_uint(item, 0, VRDMA_CONF_MAX_CPU, &lo) ||
+		    parse_uint(dash ? dash + 1 : item, lo, VRDMA_CONF_MAX_CPU, &hi))
+			goto bad;
+		for (c = lo; c <= hi; c++) {
+			for (k = 0; k < n; k++)
+				if (p->cfg->worker_cpus[k] == c)
+					goto bad;
+			if (n == VRDMA_CONF_MAX_WORKERS)
+				goto bad;
+			p->cfg->worker_cpus[n++] = (uint16_t)c;
+		}
+		s += len;
+	} while (*s++ == ',');
+	p->cfg->n_worker_cpus = n;
+	p->cfg->worker_cpus_line = p->line;
+	return 0;
+
+bad:
+	return perr(p, p->line,
+		    "worker_cpus must list CPUs as 2,3 or 2-5: each from 0 to %d, none twice, at most %d",
+		    VRDMA_CONF_MAX_CPU, VRDMA_CONF_MAX_WORKERS);
+}
+
 static const struct key_desc daemon_keys[] = {
 	{ "workers", set_workers },
 	{ "control_socket", set_control_socket },
 	{ "log_level", set_log_level },
 	{ "idle_spin_us", set_idle_spin },
+	{ "worker_cpus", set_worker_cpus },
 };
 
 /* ---- [port] ---- */
@@ -733,6 +775,10 @@ static int check_whole(struct parser *p)
 
 	if (!cfg->interface[0])
 		return perr(p, 0, "[port] interface is required");
+	if (cfg->n_worker_cpus && cfg->n_worker_cpus != cfg->workers)
+		return perr(p, cfg->worker_cpus_line,
+			    "worker_cpus lists %u CPU(s) for %u worker(s): list one per worker",
+			    cfg->n_worker_cpus, cfg->workers);
 	for (i = 0; i < cfg->n_vms; i++) {
 		const struct vrdma_vm_config *vm = &cfg->vms[i];
 

@@ -14,6 +14,7 @@
 #define VRDMA_CONF_DEFAULT_PATH "/etc/vrdmad.conf"
 #define VRDMA_CONF_DEFAULT_CONTROL VRDMA_CONTROL_DEFAULT_SOCKET
 #define VRDMA_CONF_MAX_WORKERS 64
+#define VRDMA_CONF_MAX_CPU 1023		/* CPU_SETSIZE - 1 */
 #define VRDMA_CONF_MAX_VMS 256
 #define VRDMA_CONF_MAX_GIDS 16		/* per VM */
 #define VRDMA_CONF_NAME_MAX 63		/* VM name: [A-Za-z0-9_.-], first alnum */
@@ -63,6 +64,9 @@ struct vrdma_config {
 	char control_socket[VRDMA_CONF_PATH_MAX + 1];
 	enum vrdma_log_level log_level;		/* default info */
 	unsigned int idle_spin_us;		/* busy-poll this long before sleeping; default 50 */
+	/* worker i runs on CPU worker_cpus[i]; none (not pinned) by default */
+	uint16_t worker_cpus[VRDMA_CONF_MAX_WORKERS];
+	unsigned int n_worker_cpus, worker_cpus_line;
 	/* [port] */
 	char interface[IF_NAMESIZE];		/* required */
 	enum vrdma_xdp_mode xdp_mode;		/* default auto */

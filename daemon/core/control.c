@@ -130,6 +130,8 @@ static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, ch
 	for (i = 0; i < d->n_workers; i++) {
 		w = json_object_new_object();
 		json_object_object_add(w, "id", json_object_new_int(i));
+		json_object_object_add(w, "cpu", d->workers[i].cpu < 0 ? NULL :
+					  json_object_new_int(d->workers[i].cpu));
 		qs = json_object_new_array();
 		for (j = 0; j < d->workers[i].n_queues; j++)
 			json_object_array_add(qs, json_object_new_int(d->workers[i].queues[j]->queue_id));

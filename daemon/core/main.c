@@ -89,6 +89,10 @@ static void warn_restart_needed(const struct vrdma_config *cur, const struct vrd
 		what = "[daemon] control_socket";
 	else if (cur->idle_spin_us != next->idle_spin_us)
 		what = "[daemon] idle_spin_us";
+	else if (cur->n_worker_cpus != next->n_worker_cpus ||
+		 memcmp(cur->worker_cpus, next->worker_cpus,
+			cur->n_worker_cpus * sizeof(cur->worker_cpus[0])))
+		what = "[daemon] worker_cpus";
 	else if (strcmp(cur->interface, next->interface))
 		what = "[port] interface";
 	else if (cur->xdp_mode != next->xdp_mode)
@@ -202,6 +206,8 @@ static int run(struct vrdmad *d)
 			     d->broken_fd);
 	if (err)
 		goto unwatch_broken;
+	if (d->cfg.n_worker_cpus)
+		workers_pin(d->workers, d->n_workers, d->cfg.worker_cpus);
 	err = workers_run(d->workers, d->n_workers);
 	if (err)
 		goto free_workers;

@@ -692,6 +692,7 @@ static int worker_init(struct worker *ws, unsigned int i, unsigned int n, struct
 	int err;
 
 	w->id = i;
+	w->cpu = -1;
 	w->all = ws;
 	w->n_workers = n;
 	w->port = port;
@@ -786,15 +787,56 @@ void worker_disown(struct worker *w, struct vdev *v)
 		}
 }
 
+void workers_pin(struct worker *ws, unsigned int n, const uint16_t *cpus)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		ws[i].cpu = cpus[i];
+}
+
+/* A pinned worker starts on its CPU: it never runs, nor touches its
+ * rings, anywhere else. */
+static int start_one(struct worker *w)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	if (w->cpu < 0)
+		return -pthread_create(&w->thread, NULL, worker_main, w);
+	err = -pthread_attr_init(&attr);
+	if (err)
+		return err;
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	err = -pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	if (!err)
+		err = -pthread_create(&w->thread, &attr, worker_main, w);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
 int workers_run(struct worker *ws, unsigned int n)
 {
+	char name[16];
 	unsigned int i;
 	int err;
 
 	for (i = 0; i < n; i++) {
-		err = -pthread_create(&ws[i].thread, NULL, worker_main, &ws[i]);
-		if (err) {
+		err = start_one(&ws[i]);
+		if (!err) {	/* for top -H, perf and /proc: a name, not vrdmad */
+			snprintf(name, sizeof(name), "vrdmad-w%u", i % 100);	/* at most 64 */
+			pthread_setname_np(ws[i].thread, name);
+		}
+		if (err == -EINVAL && ws[i].cpu >= 0) {
+			log_err("cannot start worker %u on CPU %d (worker_cpus): vrdmad may not run there; "
+				"list CPUs that are online and in its affinity (taskset -pc %d)",
+				i, ws[i].cpu, (int)getpid());
+		} else if (err) {
 			log_err("cannot start worker %u: %s", i, strerror(-err));
+		}
+		if (err) {
 			workers_stop(ws, n);
 			return err;
 		}

@@ -93,6 +93,7 @@ struct worker {
 	struct vdev **own;		/* devices this worker runs */
 	unsigned int n_own;
 	uint64_t idle_spin_ns;
+	int cpu;			/* the CPU it is pinned to, or -1 */
 	int epfd;
 	int stop_fd;			/* eventfd: written once to stop */
 	int wake_fd;			/* eventfd: a ring got work, or quiesce */
@@ -120,6 +121,8 @@ struct worker {
 /* Make the pool (no thread yet). */
 int workers_create(struct worker **out, unsigned int n, struct xdp_port *port,
 		   struct vm_table *vms, unsigned int idle_spin_us, int broken_fd);
+/* Run worker i on CPU cpus[i] only (before workers_run). */
+void workers_pin(struct worker *ws, unsigned int n, const uint16_t *cpus);
 /* The worker that owns VM vm_id's device. */
 static inline struct worker *worker_of_vm(struct worker *ws, unsigned int n, uint32_t vm_id)
 {

@@ -109,10 +109,31 @@ check "libvrdma finds no MAC for an address nobody answers" resolves 10.204.0.77
 # a VM's GID that is an address of this host (the host answers ARP for it)
 check "libvrdma gives a local address its interface's MAC" resolves 10.204.0.1 "$(mac_of "$NSA" "$IFA")"
 
+# Each worker pinned (worker_cpus): the last CPU, then CPU 0 for a second.
+# pinned N CPUS...: worker i's thread (vrdmad-wI) may run on CPU i of CPUS
+# only, and status says so.
+pinned() {
+	local n=$1 i=0 cpu tid j
+	shift
+	j=$(ctl status --json)
+	for cpu in "$@"; do
+		tid=$(grep -lx "vrdmad-w$i" /proc/"$DPID"/task/*/comm | cut -d/ -f5)
+		[ -n "$tid" ] && grep -q "^Cpus_allowed_list:[[:space:]]*$cpu\$" "/proc/$DPID/task/$tid/status" &&
+			jq -e --argjson i "$i" --argjson c "$cpu" '.workers[$i].cpu == $c' <<< "$j" > /dev/null ||
+			{ echo "    worker $i: thread ${tid:-missing}, want CPU $cpu"; return 1; }
+		i=$((i + 1))
+	done
+	[ "$i" = "$n" ]
+}
+LAST_CPU=$(( $(nproc) - 1 ))
 for workers in 1 2; do
 	CONF=$(write_conf "" "$VMS" "w$workers.conf")
-	sed -i "s/^\[daemon\]$/[daemon]\nworkers = $workers\nidle_spin_us = 50/" "$CONF"
+	CPUS=$LAST_CPU
+	[ "$workers" = 1 ] || CPUS="$LAST_CPU,0"
+	sed -i "s/^\[daemon\]$/[daemon]\nworkers = $workers\nidle_spin_us = 50\nworker_cpus = $CPUS/" "$CONF"
 	start_daemon "$CONF"
+	check "workers = $workers: each worker runs on its worker_cpus CPU ($CPUS)" \
+		pinned "$workers" ${CPUS//,/ }
 	check "workers = $workers: the VM sockets have their owner, group and mode" sockets_mode
 	check "workers = $workers: every vrdma_test case passes" run_vrdma_test "$workers"
 	check "workers = $workers: the VMs' frames stayed off the NIC (loopback)" \

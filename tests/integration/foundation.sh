@@ -130,6 +130,7 @@ status_fields() {
 	and .port.queues == [0] and .port.rx_queues == 1 and (.port.ifindex > 0)
 	and .port.mtu == 1500 and .port.roce_mtu == 1024 and (.port.mac|test("^([0-9a-f]{2}:){5}[0-9a-f]{2}$"))
 	and (.workers|length) == 1 and .workers[0].id == 0 and .workers[0].queues == [0]
+	and .workers[0].cpu == null
 	and .vms[0].name == "alpha" and .vms[0].gids == ["10.201.0.1", "fd00:c9::1"]
 	and .vms[0].socket == ($tmp + "/alpha.sock") and .vms[0].mac == .port.mac
 	and .vms[1].mac == "52:54:00:00:00:be"' <<< "$j" > /dev/null
@@ -215,6 +216,12 @@ check "a bad config: non-zero exit and a 'file:line: what' message" \
 	fails_with "$TMP/bad.conf:2: workers must be an integer from 1 to 64" -c "$TMP/bad.conf"
 check "a missing config file: non-zero exit and a message" \
 	fails_with "none.conf: cannot open: No such file or directory" -c "$TMP/none.conf"
+# worker_cpus naming a CPU this machine does not have (one past its last)
+NOCPU=$(nproc --all)
+sed "s/^\[daemon\]$/&\nworker_cpus = $NOCPU/" "$CONF" > "$TMP/cpu.conf"
+check "worker_cpus with a CPU vrdmad cannot run on: non-zero exit, the message says so" \
+	fails_with "cannot start worker 0 on CPU $NOCPU (worker_cpus): vrdmad may not run there" \
+	-c "$TMP/cpu.conf"
 check "an unknown option: usage and non-zero exit" fails_with "Usage: vrdmad" --frobnicate
 check "after the failed starts no XDP program is attached" no_xdp
 

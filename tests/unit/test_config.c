@@ -61,6 +61,7 @@ static void test_full(void **state)
 		 "control_socket = /run/x/ctl.sock\n"
 		 "log_level = debug\n"
 		 "idle_spin_us = 200\n"
+		 "worker_cpus = 1,3-5,8,10-12\n"
 		 "[port]\n"
 		 "interface = enp3s0f1\n"
 		 "xdp_mode = native\n"
@@ -81,6 +82,12 @@ static void test_full(void **state)
 		 "socket_mode = 0660\n");
 	assert_string_equal(cfg.path, "t.conf");
 	assert_int_equal(cfg.idle_spin_us, 200);
+	{
+		static const uint16_t cpus[] = { 1, 3, 4, 5, 8, 10, 11, 12 };
+
+		assert_int_equal(cfg.n_worker_cpus, 8);
+		assert_memory_equal(cfg.worker_cpus, cpus, sizeof(cpus));
+	}
 	assert_int_equal(cfg.vms[0].max_cq, 251);
 	assert_int_equal(cfg.vms[0].max_qp, 2);
 	assert_int_equal(cfg.vms[0].max_mr, 65536);
@@ -105,7 +112,7 @@ static void test_full(void **state)
 	assert_gid(&cfg.vms[0].gids[1], "fd00::5");
 	assert_true(cfg.vms[0].has_mac);
 	assert_memory_equal(cfg.vms[0].mac, mac, 6);
-	assert_int_equal(cfg.vms[0].line, 13);
+	assert_int_equal(cfg.vms[0].line, 14);
 	vrdma_config_free(&cfg);
 	assert_null(cfg.vms);
 	assert_int_equal(cfg.n_vms, 0);
@@ -131,6 +138,7 @@ static void test_defaults(void **state)
 	assert_false(cfg.vms[0].has_mac);
 	assert_int_equal(cfg.vms[0].line, 3);
 	assert_int_equal(cfg.idle_spin_us, 50);
+	assert_int_equal(cfg.n_worker_cpus, 0);
 	assert_int_equal(cfg.vms[0].max_cq, 64);
 	assert_int_equal(cfg.vms[0].max_qp, 64);
 	assert_int_equal(cfg.vms[0].max_mr, 4096);
@@ -454,6 +462,7 @@ struct bad_case {
 	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 #define X50 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 
+#define CPUS_ERR "t.conf:2: worker_cpus must list CPUs as 2,3 or 2-5: each from 0 to 1023, none twice, at most 64"
 static const struct bad_case bad_cases[] = {
 	/* syntax */
 	{ "[daemon\n", "t.conf:1: section header needs a closing ']'" },
@@ -620,6 +629,24 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:3: vm a needs 1 + max_cq + 2 * max_qp = 257 virtqueues; vhost-user addresses at most 256" },
 	{ "[daemon]\nidle_spin_us = -1\n" PORT,
 	  "t.conf:2: idle_spin_us must be an integer from 0 to 1000000" },
+	{ "[daemon]\nworker_cpus = 2-\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = -2\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 3-1\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1,1\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1-2,2\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = x\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1024\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1,,2\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1,\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = ,1\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 0-64\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 1, 2\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = +1\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworker_cpus = 0x1\n" PORT, CPUS_ERR },
+	{ "[daemon]\nworkers = 2\nworker_cpus = 3\n" PORT,
+	  "t.conf:3: worker_cpus lists 1 CPU(s) for 2 worker(s): list one per worker" },
+	{ "[daemon]\nworker_cpus = 0-1\n" PORT,
+	  "t.conf:2: worker_cpus lists 2 CPU(s) for 1 worker(s): list one per worker" },
 	/* whole-file checks */
 	{ "", "t.conf: [port] interface is required" },
 	{ "[daemon]\n[port]\nxdp_mode = skb\n", "t.conf: [port] interface is required" },
