@@ -37,11 +37,15 @@
 # xsk_raw does; BENCH_PERF_SCHED=idle runs them at SCHED_IDLE instead (the
 # bench before 2026-11-25), where they get a core only when a daemon's
 # yield leaves it: 64 B message rates and round trips then measure the
-# scheduler (RC SEND round trip 86 us against 9 us).
+# scheduler (RC SEND round trip 86 us against 9 us). Daemon A's worker runs
+# on CPU 0 and B's on CPU 1 (worker_cpus); BENCH_WORKER_CPUS=none leaves
+# them unpinned, and the scheduler then runs the receiving daemon on the
+# sending one's core part of the time.
 #
 # Environment: VRDMAD VRDMACTL BPF_OBJ XSK_RAW VRDMA_PERF; BENCH_SECONDS (3),
 # BENCH_MTU (1500, the link's), BENCH_JUMBO_MTU (9000), BENCH_LAT_ITERS
-# (20000), BENCH_ROUNDS (3), BENCH_PERF_SCHED (other, or idle).
+# (20000), BENCH_ROUNDS (3), BENCH_PERF_SCHED (other, or idle),
+# BENCH_WORKER_CPUS (pin, or none; none on a machine of one CPU).
 set -e
 source "$(dirname "$0")/../lib.sh"
 : "${XSK_RAW:?set XSK_RAW}" "${VRDMA_PERF:?set VRDMA_PERF}"
@@ -50,6 +54,12 @@ MTU=${BENCH_MTU:-1500}
 JMTU=${BENCH_JUMBO_MTU:-9000}
 LAT_ITERS=${BENCH_LAT_ITERS:-20000}
 ROUNDS=${BENCH_ROUNDS:-3}
+PIN_WORKERS=${BENCH_WORKER_CPUS:-pin}
+[ "$(nproc)" -ge 2 ] || PIN_WORKERS=none
+case $PIN_WORKERS in
+pin|none) ;;
+*) echo "bench: BENCH_WORKER_CPUS must be pin or none" >&2; exit 1 ;;
+esac
 case ${BENCH_PERF_SCHED:-other} in
 other) PERF_SCHED=() ;;
 idle) PERF_SCHED=(chrt -i 0) ;;
@@ -75,7 +85,8 @@ PMTU=$(pmtu "$MTU") JPMTU=$(pmtu "$JMTU")
 RAW_SIZE=$((PMTU + 16)) JRAW_SIZE=$((JPMTU + 16))
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<< "$2"; }
 echo "bench: veth pair, link MTU $MTU (IB path MTU $PMTU) and $JMTU (path MTU $JPMTU)," \
-	"${SECS} s per run ($NSA, $NSB)"
+	"${SECS} s per run ($NSA, $NSB); workers $PIN_WORKERS," \
+	"perf programs at ${BENCH_PERF_SCHED:-other} priority"
 
 # ---- (1) raw AF_XDP ----
 xraw_a() { ip netns exec "$NSA" "$XSK_RAW" "$@" -i "$IFA" -a 10.230.0.1 -o "$BPF_OBJ"; }
@@ -141,6 +152,13 @@ CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm b]
 gid = 10.230.0.12
 socket = $TMP/b.sock" b.conf)
 sed -i 's/^log_level = debug/log_level = warning/' "$CONF_A" "$CONF_B"
+# Each daemon's worker on a CPU of its own (worker_cpus), as a host gives
+# its polling data plane, and as each xsk_raw end has one in effect; the
+# perf programs run wherever the scheduler puts them.
+if [ "$PIN_WORKERS" = pin ]; then
+	sed -i 's/^\[daemon\]$/&\nworker_cpus = 0/' "$CONF_A"
+	sed -i 's/^\[daemon\]$/&\nworker_cpus = 1/' "$CONF_B"
+fi
 
 # perf TEST ARGS...: the server on a, the client on b; the client's output.
 PORT=18515
