@@ -228,6 +228,12 @@ guest_stop() {
 		GUEST_TAP_MADE=
 	fi
 	if [ -n "$GUEST_DIR" ]; then
+		# After a failed check, what the guest's kernel said: a guest that
+		# stops answering is otherwise invisible from here.
+		if [ "${NFAIL:-0}" != 0 ] && [ -s "${GUEST_CONSOLE:-}" ]; then
+			_guest_say "$NFAIL check(s) failed: serial console ($GUEST_CONSOLE), last lines:"
+			tail -n 60 "$GUEST_CONSOLE" | sed 's/^/  | /' >&2
+		fi
 		if [ -n "${KEEP_TMP:-}${GUEST_KEEP:-}" ]; then
 			_guest_say "kept $GUEST_DIR (console.log, share/out/)"
 		else
