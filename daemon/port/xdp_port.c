@@ -25,6 +25,7 @@
 #include "log.h"
 #include "vdev.h"
 #include "xdp_port.h"
+#include "xsk_ring.h"
 
 static const char *const xdp_stat_names[VRDMA_XDP_STAT_MAX] = {
 	[VRDMA_XDP_PASSED] = "passed",
@@ -422,7 +423,6 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 {
 	uint16_t flags = XDP_USE_NEED_WAKEUP | (port->multi_buffer ? XDP_USE_SG : 0);
 	bool want_zc = cfg->zerocopy != VRDMA_ZC_OFF && port->mode == XDP_MODE_NATIVE;
-	uint32_t idx, i;
 	int err = -EOPNOTSUPP;
 	char mb_note[48] = "", mb_hint[48] = "";
 
@@ -472,14 +472,9 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 			port->ifname, q->queue_id, strerror(-err));
 		goto delete_socket;
 	}
-	/* Give the kernel every receive frame up front. */
-	if (xsk_ring_prod__reserve(&q->fill, XSK_RX_FRAMES, &idx) != XSK_RX_FRAMES) {
-		err = -ENOSPC;
+	err = xsk_fill_init(q);
+	if (err)
 		goto delete_socket;
-	}
-	for (i = 0; i < XSK_RX_FRAMES; i++)
-		*xsk_ring_prod__fill_addr(&q->fill, idx + i) = (uint64_t)i * XSK_FRAME_SIZE;
-	xsk_ring_prod__submit(&q->fill, XSK_RX_FRAMES);
 	return 0;
 
 delete_socket:

@@ -5,10 +5,49 @@
 
 #include "xsk_ring.h"
 
+int xsk_fill_init(struct xsk_queue *q)
+{
+	uint32_t idx, i;
+
+	if (xsk_ring_prod__reserve(&q->fill, XSK_FILL_START, &idx) != XSK_FILL_START)
+		return -ENOSPC;
+	for (i = 0; i < XSK_FILL_START; i++)
+		*xsk_ring_prod__fill_addr(&q->fill, idx + i) = (uint64_t)i * XSK_FRAME_SIZE;
+	xsk_ring_prod__submit(&q->fill, XSK_FILL_START);
+	q->fill_target = XSK_FILL_START;
+	q->n_rx_spare = 0;
+	for (i = XSK_RX_FRAMES; i-- > XSK_FILL_START;)
+		q->rx_spare[q->n_rx_spare++] = i;
+	return 0;
+}
+
+/* The fill ring back to fill_target entries, from the chunks freed last
+ * (see struct xsk_queue). */
+static void fill_top_up(struct xsk_queue *q)
+{
+	uint32_t held = q->fill.size - xsk_prod_nb_free(&q->fill, q->fill.size), idx, i, n;
+
+	/* The kernel took three quarters before the worker came back: bursts
+	 * here need a deeper ring. */
+	if (held < q->fill_target / 4 && q->fill_target < XSK_RX_FRAMES)
+		q->fill_target *= 2;
+	if (held >= q->fill_target)
+		return;
+	n = q->fill_target - held;
+	if (n > q->n_rx_spare)
+		n = q->n_rx_spare;
+	if (!n || xsk_ring_prod__reserve(&q->fill, n, &idx) != n)
+		return;
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__fill_addr(&q->fill, idx + i) =
+			(uint64_t)q->rx_spare[--q->n_rx_spare] * XSK_FRAME_SIZE;
+	xsk_ring_prod__submit(&q->fill, n);
+}
+
 unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn, void *ctx)
 {
 	struct roce_frag frags[XSK_MAX_FRAGS];
-	uint32_t idx_rx, idx_fill, i, total = 0;
+	uint32_t idx_rx, i, total = 0;
 	unsigned int n, done, nfrags = 0;
 
 	n = xsk_ring_cons__peek(&q->rx, max, &idx_rx);
@@ -25,10 +64,6 @@ unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn
 	}
 	if (done < n)
 		xsk_ring_cons__cancel(&q->rx, n - done);
-	/* Every buffer came from the fill ring, so there is room to give it back;
-	 * the data is read before the fill entries are published. */
-	while (xsk_ring_prod__reserve(&q->fill, done, &idx_fill) != done)
-		;
 	for (i = 0; i < done; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&q->rx, idx_rx + i);
 
@@ -44,11 +79,12 @@ unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn
 			total = 0;
 			nfrags = 0;
 		}
-		*xsk_ring_prod__fill_addr(&q->fill, idx_fill + i) =
-			d->addr - d->addr % XSK_FRAME_SIZE;
+		/* read (fn ran) before the chunk can go back to the kernel */
+		if (q->n_rx_spare < XSK_RX_FRAMES)
+			q->rx_spare[q->n_rx_spare++] = (uint32_t)(d->addr / XSK_FRAME_SIZE);
 	}
 	xsk_ring_cons__release(&q->rx, done);
-	xsk_ring_prod__submit(&q->fill, done);
+	fill_top_up(q);
 	return done;
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The rings of one AF_XDP socket, as the worker that owns its queue drives
- * them: whole frames from the RX ring, their buffers straight back to the
- * fill ring; UMEM frames for transmission, the TX ring, the completion ring.
+ * them: whole frames from the RX ring, their buffers back to the fill ring
+ * as it needs them; UMEM frames for transmission, the TX ring, the
+ * completion ring.
  * No locks: one thread per queue.
  */
 #ifndef VRDMAD_XSK_RING_H
@@ -18,8 +19,12 @@
 typedef void (*xsk_frame_fn)(void *ctx, const struct roce_frag *frags, unsigned int n,
 			     uint32_t len);
 
+/* The receive chunks of a new socket: XSK_FILL_START into the fill ring,
+ * the rest spare. 0 or -ENOSPC. */
+int xsk_fill_init(struct xsk_queue *q);
 /* Whole frames from q's RX ring, at most max buffers: fn for each, then
- * the buffers go back to the fill ring. Returns the buffers taken. */
+ * the fill ring is topped up to its target from the chunks freed last.
+ * Returns the buffers taken. */
 unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn, void *ctx);
 
 /* Descriptors a copy-mode sendto sends at most (the kernel's TX_BATCH_SIZE). */
