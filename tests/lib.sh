@@ -300,13 +300,18 @@ impair_relay() {
 	DAEMON_PIDS+=("$IMPAIR_PID")
 	for _ in $(seq 50); do grep -q relaying "$TMP/impair.log" && break; sleep 0.1; done
 }
-# sample_transport: A's first VM's transport counters live while it is
-# connected: sampled into $TMP/transportA every 0.2 s until SAMPLER is
-# killed; recovered: they show retransmitted packets.
-sample_transport() {
+# bulk_ok MIB: vrdma_test case 30 (RC, MIB MiB checked byte for byte), with
+# A's first VM's transport counters, live only while it is connected,
+# sampled into $TMP/transportA every 0.2 s meanwhile; recovered: they show
+# retransmitted packets.
+bulk_ok() {
+	local sampler rc=0
 	( while sleep 0.2; do ctl stats --json 2>/dev/null | jq -c '.vms[0].device.transport' ; done ) \
 		> "$TMP/transportA" 2>/dev/null &
-	SAMPLER=$!
+	sampler=$!
+	VRDMA_TEST_BULK_MIB=$1 vtest_ok 30 || rc=$?
+	kill "$sampler" 2>/dev/null || true
+	return $rc
 }
 recovered() {
 	local r

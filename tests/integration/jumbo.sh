@@ -128,11 +128,8 @@ check "vrdma-pingpong ud 4096 B, the port's MTU (-c)" pp_ok -T ud -s 4096 -n 200
 
 # ---- a lossy link at path MTU 4096: retransmission by 4 KiB packets ----
 impair_relay
-sample_transport
-export VRDMA_TEST_BULK_MIB=$LOSSY_MIB
-check "RC $LOSSY_MIB MiB at path MTU 4096, bit-exact through loss and corruption" vtest_ok 30
-unset VRDMA_TEST_BULK_MIB
-kill "$SAMPLER" 2>/dev/null || true
+check "RC $LOSSY_MIB MiB at path MTU 4096, bit-exact through loss and corruption" \
+	bulk_ok "$LOSSY_MIB"
 impair_lost() {
 	kill -TERM "$IMPAIR_PID"; wait "$IMPAIR_PID" || true
 	ip -n "$NSC" link set "${IFA}p" master br0	# the bridge again, for what follows

@@ -203,11 +203,8 @@ impair_on() {
 	echo "    no sch_netem in this kernel: impair relays ${IFA}p <-> ${IFB}p"
 }
 impair_on
-sample_transport
-export VRDMA_TEST_BULK_MIB=$NETEM_MIB
-check "RC $NETEM_MIB MiB bit-exact through loss, duplication, reordering, corruption" vtest_ok 30
-unset VRDMA_TEST_BULK_MIB
-kill "$SAMPLER" 2>/dev/null || true
+check "RC $NETEM_MIB MiB bit-exact through loss, duplication, reordering, corruption" \
+	bulk_ok "$NETEM_MIB"
 check "the losses were recovered by retransmission" recovered
 impair_counted() {
 	[ -n "$IMPAIR_PID" ] || return 0
