@@ -4,19 +4,22 @@
 # checks, adding up each script's "NAME: N passed, M failed". With
 # --harness the first script checks the harness (QEMU, the guest): if it
 # fails, the rest cannot tell anything and is not run. A script exits 77 to
-# say it was skipped (not root, QEMU cannot run here).
+# say it was skipped (not root, QEMU cannot run here). The checks that
+# failed are named again at the end, where a CI log's tail shows them.
 suite=$1
 cd "$(dirname "$0")/$2" || exit 1
 shift 2
 first=
 [ "$1" != --harness ] || { shift; first=$1; }
-ok=0 bad=0 failed=() skipped=()
+ok=0 bad=0 failed=() skipped=() failed_checks=()
 for t in "$@"; do
 	echo "== $t"
 	out=$(mktemp)
 	bash "$t" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	read -r p f < <(sed -n 's/^[a-z0-9_-]*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
+	while IFS= read -r l; do failed_checks+=("$t $l"); done < \
+		<(sed -En 's/^ *\[ *([0-9]+)\] (.*[^ ]) +FAIL$/[\1] \2/p' "$out")
 	rm -f "$out"
 	ok=$((ok + ${p:-0}))
 	bad=$((bad + ${f:-0}))
@@ -28,6 +31,7 @@ for t in "$@"; do
 	[ "$t" != "$first" ] || [ $rc = 0 ] || break	# the harness failed
 done
 [ ${#skipped[@]} = 0 ] || echo "skipped: ${skipped[*]}"
+[ ${#failed_checks[@]} = 0 ] || printf 'failed check: %s\n' "${failed_checks[@]}"
 [ ${#failed[@]} = 0 ] || echo "FAILED: ${failed[*]}"
 echo "$suite: $ok passed, $bad failed"
 [ ${#failed[@]} = 0 ]
