@@ -230,7 +230,11 @@ jstat() {
 }
 
 source "$HERE/checks.sh"
-check_failed() { [ -z "${DLOG:-}" ] || { echo "---- daemon log:"; tail -20 "$DLOG"; echo "----"; }; }
+# After a failed check: the daemons' last messages, debug lines left out.
+check_failed() {
+	[ -z "${DLOG:-}" ] || { echo "---- daemon log:"; grep -v '^<7>' "$DLOG" | tail -20; echo "----"; }
+	[ -z "${DLOG_B:-}" ] || { echo "---- daemon B's log:"; grep -v '^<7>' "$DLOG_B" | tail -20; echo "----"; }
+}
 
 # tshark options that turn off its guesses at what a RoCE payload carries
 # (RPC over RDMA, EoIB, SMB Direct...): test data is none of those.

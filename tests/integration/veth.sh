@@ -31,15 +31,22 @@ no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$DLOG" "$DLOG_B"; 
 # finds B's MAC in the neighbour table and A's as the MAC of the interface
 # holding A's GID (the capture below checks both).
 
-# Every RoCE frame one daemon sent reached the other (a clean link).
+# Every RoCE frame one daemon sent reached the other (a clean link). A frame
+# may still be on its way when vrdma_test exits: the counts get 3 s to agree.
 port() { jq -r "$2" < "$1"; }
 frames_match() {
-	ctl stats --json > "$TMP/sa.json"
-	ctlb stats --json > "$TMP/sb.json"
-	local atx arx btx brx
-	atx=$(port "$TMP/sa.json" .port.tx_frames) arx=$(port "$TMP/sa.json" .port.rx_frames)
-	btx=$(port "$TMP/sb.json" .port.tx_frames) brx=$(port "$TMP/sb.json" .port.rx_frames)
+	local atx arx btx brx i
+	for i in $(seq 30); do
+		ctl stats --json > "$TMP/sa.json"
+		ctlb stats --json > "$TMP/sb.json"
+		atx=$(port "$TMP/sa.json" .port.tx_frames) arx=$(port "$TMP/sa.json" .port.rx_frames)
+		btx=$(port "$TMP/sb.json" .port.tx_frames) brx=$(port "$TMP/sb.json" .port.rx_frames)
+		[ "$atx" != "$brx" ] || [ "$btx" != "$arx" ] || break
+		sleep 0.1
+	done
 	echo "    A sent $atx, B got $brx; B sent $btx, A got $arx"
+	[ "$atx" = "$brx" ] && [ "$btx" = "$arx" ] ||
+		echo "    kernel's AF_XDP counters: A $(jq -c .port.xsk "$TMP/sa.json"), B $(jq -c .port.xsk "$TMP/sb.json")"
 	[ "$atx" -gt 0 ] && [ "$atx" = "$brx" ] && [ "$btx" -gt 0 ] && [ "$btx" = "$arx" ]
 }
 # B's worker 1 owns no NIC queue (veth has one): its frames went to worker 0.
@@ -104,6 +111,7 @@ capture_ok() {
 		timeout -s INT 120 "$VRDMACTL" -s "$TMP/ctl.sock" capture "$TMP/daemon.pcap" 2> "$TMP/dcap.err" &
 	cpid=$!
 	for i in $(seq 100); do grep -q "^Capturing on" "$TMP/tshark.log" && grep -q "^capturing into" "$TMP/dcap.err" && break; sleep 0.1; done
+	[ "$i" -lt 100 ] || echo "    a capture did not start in 10 s: $(cat "$TMP/tshark.log" "$TMP/dcap.err")"
 	vtest 20 21 22 23 24 > "$TMP/cap.out" 2>&1 || { kill "$tpid" "$cpid"; cat "$TMP/cap.out"; return 1; }
 	sleep 0.5
 	kill -INT "$tpid" "$cpid"
@@ -154,7 +162,7 @@ while True:
     h.update(d)
 print(h.hexdigest())' > "$TMP/tcp.got" &
 	local spid=$! want
-	sleep 0.5
+	wait_listen "$NSB" 15201 || { echo "    the TCP receiver did not listen in 5 s"; return 1; }
 	want=$(ip netns exec "$NSA" "$PY" -c '
 import hashlib, os, socket
 data = os.urandom(32 << 20); s = socket.create_connection(("10.206.0.2", 15201), timeout=60)
