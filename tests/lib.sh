@@ -284,6 +284,22 @@ vtest_ok() {
 	grep '^# RC bulk' "$out" | sed 's/^#/   /' || true
 	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out" || { grep -v '^ok ' "$out" | tail -20; return 1; }
 }
+# frames_agree: both daemons' stats in $TMP/sa.json and $TMP/sb.json, read
+# again for up to 3 s until every frame each one sent, the other got (one
+# may still be on its way when a test program exits); ATX ARX BTX BRX.
+frames_agree() {
+	local i
+	for i in $(seq 30); do
+		ctl stats --json > "$TMP/sa.json"
+		ctlb stats --json > "$TMP/sb.json"
+		ATX=$(jq .port.tx_frames "$TMP/sa.json") ARX=$(jq .port.rx_frames "$TMP/sa.json")
+		BTX=$(jq .port.tx_frames "$TMP/sb.json") BRX=$(jq .port.rx_frames "$TMP/sb.json")
+		[ "$ATX" != "$BRX" ] || [ "$BTX" != "$ARX" ] || return 0
+		sleep 0.1
+	done
+	echo "    kernel's AF_XDP counters: A $(jq -c .port.xsk "$TMP/sa.json"), B $(jq -c .port.xsk "$TMP/sb.json")"
+	return 1
+}
 both_exit_0() {
 	local ra=0 rb=0
 	kill -TERM "$DPID" "$DPID_B"
