@@ -100,8 +100,9 @@ capture_ok() {
 	ip netns exec "$NSA" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 		timeout -s INT 120 "$VRDMACTL" -s "$TMP/ctl.sock" capture "$TMP/daemon.pcap" 2> "$TMP/dcap.err" &
 	cpid=$!
-	for i in $(seq 100); do grep -q "^Capturing on" "$TMP/tshark.log" && grep -q "^capturing into" "$TMP/dcap.err" && break; sleep 0.1; done
-	[ "$i" -lt 100 ] || echo "    a capture did not start in 10 s: $(cat "$TMP/tshark.log" "$TMP/dcap.err")"
+	started() { grep -q "^Capturing on" "$TMP/tshark.log" && grep -q "^capturing into" "$TMP/dcap.err"; }
+	for i in $(seq 100); do started && break; sleep 0.1; done
+	started || echo "    a capture did not start in 10 s: $(cat "$TMP/tshark.log" "$TMP/dcap.err")"
 	vtest 20 21 22 23 24 > "$TMP/cap.out" 2>&1 || { kill "$tpid" "$cpid"; cat "$TMP/cap.out"; return 1; }
 	sleep 0.5
 	kill -INT "$tpid" "$cpid"
