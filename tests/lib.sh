@@ -121,9 +121,10 @@ EOC
 # NET.0/24 (setup_bridged_pair): A at NET.1 serves vm alpha (NET.11); B at
 # NET.2, with two workers, serves vm spare (NET.13) and then beta (NET.12),
 # so beta's worker (1) owns no NIC queue and its frames cross to worker 0
-# through a ring. Sets CONF_A and CONF_B; starts nothing.
+# through a ring. Sets CONF_A, CONF_B and ADDR_B; starts nothing.
 two_daemons() {
 	setup_bridged_pair "$1.1/24 $1.11/24" "$1.2/24 $1.12/24"
+	ADDR_B=$1.2
 	CONF_A=$(write_conf "" "[vm alpha]
 gid = $1.11
 socket = $TMP/alpha.sock
@@ -283,6 +284,20 @@ vtest_ok() {
 	vtest "$@" > "$out" 2>&1 || true
 	grep '^# RC bulk' "$out" | sed 's/^#/   /' || true
 	grep -q '^vrdma_test: [0-9]* passed, 0 failed$' "$out" || { grep -v '^ok ' "$out" | tail -20; return 1; }
+}
+# tool_pair PORT PROGRAM ARGS...: PROGRAM (vrdma-pingpong, vrdma-perf) with
+# ARGS as the server on beta (B), then as the client on alpha (A) towards
+# B's address; both must exit 0. Their output: $TMP/srv.out, $TMP/cli.out.
+tool_pair() {
+	local port=$1 spid rc=0
+	shift
+	ip netns exec "$NSB" timeout 120 "$@" -d "$TMP/beta.sock" -p "$port" > "$TMP/srv.out" 2>&1 &
+	spid=$!
+	wait_listen "$NSB" "$port" || true
+	ip netns exec "$NSA" timeout 120 "$@" -d "$TMP/alpha.sock" -p "$port" "$ADDR_B" \
+		> "$TMP/cli.out" 2>&1 || rc=$?
+	wait "$spid" || rc=$?
+	[ $rc = 0 ] || { tail -5 "$TMP/srv.out" "$TMP/cli.out"; return 1; }
 }
 # frames_agree: both daemons' stats in $TMP/sa.json and $TMP/sb.json, read
 # again for up to 3 s until every frame each one sent, the other got (one

@@ -54,17 +54,10 @@ check "vrdma_test QUERY_PORT, QUERY_QP and data cases at path MTU 4096" \
 
 # ---- frames on the wire: 4096-byte payloads, in two UMEM chunks each ----
 NO_PAYLOAD_GUESSES=$(no_payload_guesses)
-pp_pair() {	# PORT SERVER-ARGS... : vrdma-pingpong server on beta, client on alpha
-	local port=$1 spid rc=0
+pp_pair() {	# PORT ARGS...: vrdma-pingpong server on beta, client on alpha
+	local port=$1
 	shift
-	ip netns exec "$NSB" timeout 120 "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p "$port" -g 0 "$@" \
-		> "$TMP/srv.out" 2>&1 &
-	spid=$!
-	wait_listen "$NSB" "$port" || true
-	ip netns exec "$NSA" timeout 120 "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p "$port" -g 0 "$@" \
-		10.207.0.2 > "$TMP/cli.out" 2>&1 || rc=$?
-	wait "$spid" || rc=$?
-	[ $rc = 0 ] || { tail -5 "$TMP/srv.out" "$TMP/cli.out"; return 1; }
+	tool_pair "$port" "$VRDMA_PINGPONG" -g 0 "$@"
 }
 wire_4096() {
 	local pcap=$TMP/wire.pcap tpid full big bad n
@@ -96,20 +89,8 @@ port_avg() {	# every frame sent went out whole, and most of them big
 check "every frame arrived, both ways; B's in several buffers, handed over" port_avg
 
 # ---- the perf tools, 1 MiB messages ----
-perf_pair() {	# PORT TEST ARGS...: vrdma-perf server on beta, client on alpha
-	local port=$1 spid rc=0
-	shift
-	ip netns exec "$NSB" timeout 120 "$VRDMA_PERF" "$@" -x 0 -d "$TMP/beta.sock" -p "$port" \
-		> "$TMP/srv.out" 2>&1 &
-	spid=$!
-	wait_listen "$NSB" "$port" || true
-	ip netns exec "$NSA" timeout 120 "$VRDMA_PERF" "$@" -x 0 -d "$TMP/alpha.sock" -p "$port" \
-		10.207.0.2 > "$TMP/cli.out" 2>&1 || rc=$?
-	wait "$spid" || rc=$?
-	[ $rc = 0 ] || { tail -5 "$TMP/srv.out" "$TMP/cli.out"; return 1; }
-}
 perf_4096() {	# TEST: 1 MiB x 50, the banner says Mtu 4096, a result row
-	perf_pair $((19300 + NTEST)) "$1" -s 1048576 -n 50 &&
+	tool_pair $((19300 + NTEST)) "$VRDMA_PERF" "$1" -s 1048576 -n 50 -x 0 &&
 	grep -q '^ Mtu             : 4096\[B\]$' "$TMP/cli.out" &&
 	grep -Eq '^ *1048576 +50 +[0-9.]+ +[0-9.]+' "$TMP/cli.out" || { cat "$TMP/cli.out"; return 1; }
 }

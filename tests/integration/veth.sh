@@ -53,33 +53,15 @@ check "vrdma_test 33-34 (fast registration, memory windows) between two daemons"
 # ---- the perf tools between the daemons ----
 : "${VRDMA_PINGPONG:=$HERE/../build/asan/vrdma-pingpong}"
 : "${VRDMA_PERF:=$HERE/../build/asan/vrdma-perf}"
-# tool_pair PORT SERVER_ARGS... -- CLIENT_ARGS...: the server on beta (B),
-# the client on alpha (A) towards B's address; both must exit 0.
-tool_pair() {
-	local port=$1 spid rc=0
-	shift
-	local -a srv=() cli=()
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	ip netns exec "$NSB" timeout 120 "${srv[@]}" -d "$TMP/beta.sock" -p "$port" > "$TMP/srv.out" 2>&1 &
-	spid=$!
-	wait_listen "$NSB" "$port" || true
-	ip netns exec "$NSA" timeout 120 "${cli[@]}" -d "$TMP/alpha.sock" -p "$port" 10.206.0.2 \
-		> "$TMP/cli.out" 2>&1 || rc=$?
-	wait "$spid" || rc=$?
-	[ $rc = 0 ] || { tail -5 "$TMP/srv.out" "$TMP/cli.out"; return 1; }
-}
 pp() {	# TYPE SIZE: vrdma-pingpong both ways with every byte checked
-	tool_pair $((19100 + NTEST)) "$VRDMA_PINGPONG" -T "$1" -g 0 -s "$2" -n 200 -c -- \
-		"$VRDMA_PINGPONG" -T "$1" -g 0 -s "$2" -n 200 -c &&
+	tool_pair $((19100 + NTEST)) "$VRDMA_PINGPONG" -T "$1" -g 0 -s "$2" -n 200 -c &&
 	grep -Eq '^200 iters in [0-9.]+ seconds' "$TMP/cli.out"
 }
 check "vrdma-pingpong rc 64 KiB (-c) between the daemons" pp rc 65536
 check "vrdma-pingpong uc 4 KiB (-c) between the daemons" pp uc 4096
 check "vrdma-pingpong ud 1 KiB (-c) between the daemons" pp ud 1024
 perf_ok() {	# TEST ARGS...
-	tool_pair $((19100 + NTEST)) "$VRDMA_PERF" "$@" -x 0 -- "$VRDMA_PERF" "$@" -x 0 &&
+	tool_pair $((19100 + NTEST)) "$VRDMA_PERF" "$@" -x 0 &&
 	grep -Eq '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$TMP/cli.out"
 }
 for t in write_bw read_bw send_bw; do
