@@ -79,8 +79,12 @@ static void set_kick(struct vu_dev *d, unsigned int idx, int fd)
 	vq->kick_fd = fd;
 }
 
-/* Back to the state of a new connection (the device's resources included). */
-static void reset_device(struct vu_dev *d)
+/* RESET_DEVICE (vhost-user.rst): every ring stopped and the device's state
+ * (its RDMA resources) back to a new device's. The front end keeps what it
+ * set up for the connection: ownership, features, the memory table; it
+ * sets the rings up again to start the device. QEMU sends it when the
+ * guest resets the device, so what the guest had registered goes with it. */
+static void reset_device_state(struct vu_dev *d)
 {
 	unsigned int i;
 
@@ -90,11 +94,17 @@ static void reset_device(struct vu_dev *d)
 		set_kick(d, i, -1);
 		virtq_reset(&d->vqs[i]);
 	}
+	d->status = 0;
+}
+
+/* Back to the state of a new connection (the device's resources included). */
+static void reset_device(struct vu_dev *d)
+{
+	reset_device_state(d);
 	guest_mem_unmap(&d->mem);
 	d->features = 0;
 	d->protocol_features = 0;
 	d->owner = false;
-	d->status = 0;
 }
 
 void vu_dev_disconnect(struct vu_dev *d)
@@ -403,8 +413,10 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		d->owner = true;
 		return 0;
 	case VHOST_USER_RESET_OWNER:
-	case VHOST_USER_RESET_DEVICE:
 		reset_device(d);
+		return 0;
+	case VHOST_USER_RESET_DEVICE:
+		reset_device_state(d);
 		return 0;
 	case VHOST_USER_GET_QUEUE_NUM:
 		*replied = true;

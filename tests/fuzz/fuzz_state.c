@@ -1026,7 +1026,8 @@ static void op_vhost(void)
 		break;
 	case 1:
 		if (reconnects < MAX_RECONNECTS) {
-			/* the device forgets everything, memory and owner too */
+			/* the device forgets its resources and rings (owner,
+			 * features and memory stay); set up again */
 			CHECK(send_msg(VHOST_USER_RESET_DEVICE, NULL, 0, NULL, 0) == 0);
 			drain();
 			connect_device();
