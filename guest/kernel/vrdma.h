@@ -6,6 +6,7 @@
 #ifndef VRDMA_H
 #define VRDMA_H
 
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
 #include <linux/virtio.h>
@@ -21,14 +22,54 @@
 #define VRDMA_UVERBS_ABI_VERSION	1
 #define VRDMA_PORT			1
 
-/* A CQ slot's buffers: one CQE each, owned by the slot and not by a CQ, so a
- * buffer the device still holds after DESTROY_CQ is never freed under it.
+/*
+ * Slots (docs/guest.md, "What the driver promises"). The device names a CQ
+ * slot in CREATE_CQ's answer and a QP slot (an SQ/RQ pair, or an SRQ's RQ)
+ * in CREATE_QP's and CREATE_SRQ's. Slots, their virtqueues and the locks of
+ * those virtqueues belong to struct vrdma_dev, never to the CQ, QP or SRQ
+ * that borrows them: whoever touches a virtqueue holds its lock. A slot is
+ * FREE, USED, or RELEASING from the DESTROY until its queues are taken back;
+ * a CREATE answer that names a RELEASING slot waits for it, one that names a
+ * USED slot is a device error.
+ */
+enum vrdma_slot_state {
+	VRDMA_SLOT_FREE,
+	VRDMA_SLOT_USED,
+	VRDMA_SLOT_RELEASING,
+};
+
+/* One SQ or RQ virtqueue: every add and reclaim on it holds lock. */
+struct vrdma_wq {
+	struct virtqueue *vq;
+	spinlock_t lock;
+};
+
+struct vrdma_qp_slot {
+	struct vrdma_wq sq, rq;
+	u8 state;			/* enum vrdma_slot_state, slot_lock */
+};
+
+/* A CQ slot: its virtqueue and its buffers, one CQE each, kept for the
+ * device's life, so a buffer the device still holds after DESTROY_CQ is
+ * never freed under it.
  */
 struct vrdma_cq_slot {
 	struct virtqueue *vq;
+	spinlock_t lock;		/* vq, cqes, posted */
 	struct virtio_rdma_cqe *cqes;	/* virtqueue_get_vring_size() entries */
 	unsigned int nr;
 	unsigned long *posted;		/* bit i: cqes[i] is with the device */
+	u8 state;			/* enum vrdma_slot_state, slot_lock */
+};
+
+/* What the device may still read or write after a command it never
+ * answered: freed only once the device is reset (vrdma_dev_hold).
+ */
+struct vrdma_held {
+	struct list_head node;
+	struct ib_umem *umem;		/* pinned pages of a user MR */
+	void *pages;			/* a page list given by address */
+	size_t pages_len;		/* alloc_pages_exact's, or 0: kfree */
 };
 
 struct vrdma_dev {
@@ -42,19 +83,33 @@ struct vrdma_dev {
 	struct virtqueue *ctrl_vq;
 	spinlock_t ctrl_lock;
 	struct list_head ctrl_inflight;
-	bool broken;			/* the device stopped answering */
-	/* The device needs a reset (the back end went away: its RDMA state
-	 * is lost). Work fails with -EIO until the driver is probed again.
+	wait_queue_head_t ctrl_wait;	/* room on the control queue */
+	unsigned int ctrl_count;	/* requests on the ring */
+	unsigned int ctrl_max;		/* requests the ring holds */
+	unsigned int ctrl_sleep_max;	/* of which sleeping commands may use */
+	bool ctrl_stopped;		/* reset: nothing is with the device */
+	/* The device failed (no answer, a lie, or its back end went away):
+	 * commands fail at once, work fails with -EIO, and reset_work resets
+	 * it. It stays dead until the driver is bound again.
 	 */
-	bool fatal;
+	bool broken;
 
 	struct virtqueue **vqs;
 	char (*vq_names)[16];
 	unsigned int nvqs;
+	spinlock_t slot_lock;		/* every slot's state */
+	wait_queue_head_t slot_wait;	/* a RELEASING slot became FREE */
 	struct vrdma_cq_slot *cq_slots;	/* max_cq */
+	struct vrdma_qp_slot *qp_slots;	/* max_qp */
 	struct vrdma_cq __rcu **cqs;	/* by slot, for the CQ interrupt */
 	struct xarray qps;		/* qpn -> struct vrdma_qp */
 	struct xarray srqs;		/* srqn -> struct vrdma_srq */
+
+	struct work_struct reset_work;
+	struct mutex reset_lock;	/* the reset and its ctrl_stopped */
+	spinlock_t held_lock;
+	struct list_head held;		/* struct vrdma_held */
+	bool reset_done;		/* held_lock */
 
 	u8 mac[ETH_ALEN];		/* from sys_image_guid: our netdev's */
 	struct net_device *netdev;	/* bound, held by the IB core */
@@ -90,31 +145,23 @@ struct vrdma_cq {
 	struct ib_cq ibcq;
 	struct vrdma_dev *dev;
 	u32 cqn;
-	/* the slot's vq and cqes; a QP being destroyed takes it to know no
-	 * poller still holds a pointer to it (vrdma_destroy_qp)
-	 */
-	spinlock_t lock;
-	struct vrdma_cq_slot *slot;
-};
-
-struct vrdma_wq {
-	struct virtqueue *vq;
-	spinlock_t lock;
-	u32 max_sge;
+	struct vrdma_cq_slot *slot;	/* borrowed from dev->cq_slots */
 };
 
 struct vrdma_srq {
 	struct ib_srq ibsrq;
 	struct vrdma_dev *dev;
 	u32 srqn;
-	struct vrdma_wq rq;
+	u32 slot;
+	u32 max_sge;
+	struct vrdma_wq *rq;		/* borrowed from dev->qp_slots[slot] */
 };
 
 struct vrdma_qp {
 	struct ib_qp ibqp;
 	struct vrdma_dev *dev;
-	struct vrdma_wq sq;
-	struct vrdma_wq rq;
+	u32 slot;
+	struct vrdma_wq *sq, *rq;	/* borrowed from dev->qp_slots[slot] */
 	enum ib_qp_state state;		/* as last set by modify_qp */
 	u8 sq_sig_type;
 	struct ib_qp_cap cap;
@@ -163,6 +210,23 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 void vrdma_ctrl_done(struct virtqueue *vq);
 void vrdma_ctrl_stop(struct vrdma_dev *dev);
 void vrdma_ctrl_fail(struct vrdma_dev *dev);
+int vrdma_ctrl_init(struct vrdma_dev *dev);
+
+/* vrdma_main.c: the device as a whole */
+__printf(2, 3) void vrdma_dev_error(struct vrdma_dev *dev, const char *fmt, ...);
+void vrdma_dev_fail(struct vrdma_dev *dev);
+void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
+		    size_t pages_len);
+
+/* vrdma_slot.c */
+int vrdma_slots_init(struct vrdma_dev *dev);
+void vrdma_slots_free(struct vrdma_dev *dev);
+void vrdma_slots_fence(struct vrdma_dev *dev);
+int vrdma_slot_claim(struct vrdma_dev *dev, u8 *state, const char *what,
+		     u32 n);
+void vrdma_slot_release_begin(struct vrdma_dev *dev, u8 *state);
+void vrdma_slot_release_end(struct vrdma_dev *dev, u8 *state);
+void vrdma_wq_reclaim(struct vrdma_wq *wq);
 
 /* vrdma_verbs.c */
 int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
@@ -177,6 +241,7 @@ int vrdma_add_gid(const struct ib_gid_attr *attr, void **context);
 int vrdma_del_gid(const struct ib_gid_attr *attr, void **context);
 int vrdma_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata);
 void vrdma_dealloc_ucontext(struct ib_ucontext *uc);
+void vrdma_disassociate_ucontext(struct ib_ucontext *uc);
 int vrdma_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int vrdma_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int vrdma_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *init,
@@ -197,8 +262,6 @@ int vrdma_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 
 /* vrdma_cq.c */
-int vrdma_cq_slots_init(struct vrdma_dev *dev);
-void vrdma_cq_slots_free(struct vrdma_dev *dev);
 int vrdma_create_cq(struct ib_cq *cq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs);
 int vrdma_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);

@@ -11,32 +11,6 @@
 
 #include "vrdma.h"
 
-int vrdma_cq_slots_init(struct vrdma_dev *dev)
-{
-	u32 n;
-
-	dev->cq_slots = kcalloc(dev->max_cq, sizeof(*dev->cq_slots), GFP_KERNEL);
-	dev->cqs = kcalloc(dev->max_cq, sizeof(*dev->cqs), GFP_KERNEL);
-	if (!dev->cq_slots || !dev->cqs)
-		return -ENOMEM;
-	for (n = 0; n < dev->max_cq; n++)
-		dev->cq_slots[n].vq = dev->vqs[VIRTIO_RDMA_CQ_VQ(n)];
-	return 0;
-}
-
-/* After the device is reset: nothing is with it any more. */
-void vrdma_cq_slots_free(struct vrdma_dev *dev)
-{
-	u32 n;
-
-	for (n = 0; dev->cq_slots && n < dev->max_cq; n++) {
-		kfree(dev->cq_slots[n].cqes);
-		bitmap_free(dev->cq_slots[n].posted);
-	}
-	kfree(dev->cq_slots);
-	kfree(dev->cqs);
-}
-
 /* The slot's buffers, allocated on first use and kept: after DESTROY_CQ a
  * device may hold some still, and they serve the next CQ of the slot.
  */
@@ -57,7 +31,7 @@ static int vrdma_cq_slot_alloc(struct vrdma_cq_slot *slot)
 	return 0;
 }
 
-/* Give buffer i to the device; cq->lock held. */
+/* Give buffer i to the device; slot->lock held. */
 static int vrdma_cq_post(struct vrdma_cq_slot *slot, unsigned int i)
 {
 	struct scatterlist sg;
@@ -70,7 +44,7 @@ static int vrdma_cq_post(struct vrdma_cq_slot *slot, unsigned int i)
 	return err;
 }
 
-/* Take back every used buffer, without reading it; cq->lock held. */
+/* Take back every used buffer, without reading it; slot->lock held. */
 static void vrdma_cq_drain(struct vrdma_cq_slot *slot)
 {
 	struct virtio_rdma_cqe *c;
@@ -88,6 +62,7 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct virtio_rdma_cmd_create_cq req;
 	struct virtio_rdma_cmd_destroy_cq dreq;
 	struct virtio_rdma_rsp_create_cq rsp;
+	struct vrdma_cq_slot *slot;
 	unsigned long flags;
 	unsigned int i;
 	bool kick;
@@ -104,27 +79,29 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return err;
 	cq->cqn = le32_to_cpu(rsp.cqn);
 	if (cq->cqn >= dev->max_cq) {
-		dev_err(&dev->vdev->dev, "device gave CQ %u of %u\n", cq->cqn,
-			dev->max_cq);
-		err = -EIO;
-		goto destroy_cq;
+		vrdma_dev_error(dev, "device gave CQ slot %u of %u\n", cq->cqn,
+				dev->max_cq);
+		return -EIO;
 	}
+	slot = &dev->cq_slots[cq->cqn];
+	err = vrdma_slot_claim(dev, &slot->state, "CQ", cq->cqn);
+	if (err)
+		return err;
 	cq->dev = dev;
-	cq->slot = &dev->cq_slots[cq->cqn];
-	spin_lock_init(&cq->lock);
-	err = vrdma_cq_slot_alloc(cq->slot);
+	cq->slot = slot;
+	err = vrdma_cq_slot_alloc(slot);
 	if (err)
 		goto destroy_cq;
 
-	spin_lock_irqsave(&cq->lock, flags);
-	vrdma_cq_drain(cq->slot);	/* a previous CQ's leftovers */
-	for (i = 0; i < cq->slot->nr && !err; i++)
-		if (!test_bit(i, cq->slot->posted))
-			err = vrdma_cq_post(cq->slot, i);
-	kick = virtqueue_kick_prepare(cq->slot->vq);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	spin_lock_irqsave(&slot->lock, flags);
+	vrdma_cq_drain(slot);	/* a previous CQ's leftovers */
+	for (i = 0; i < slot->nr && !err; i++)
+		if (!test_bit(i, slot->posted))
+			err = vrdma_cq_post(slot, i);
+	kick = virtqueue_kick_prepare(slot->vq);
+	spin_unlock_irqrestore(&slot->lock, flags);
 	if (kick)
-		virtqueue_notify(cq->slot->vq);
+		virtqueue_notify(slot->vq);
 	if (err)
 		goto destroy_cq;
 	ibcq->cqe = attr->cqe;
@@ -132,28 +109,45 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 
 destroy_cq:
+	vrdma_slot_release_begin(dev, &slot->state);
 	dreq.cqn = rsp.cqn;
-	vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &dreq, sizeof(dreq), NULL, 0);
+	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &dreq, sizeof(dreq), NULL, 0))
+		vrdma_dev_error(dev, "DESTROY_CQ %u of a CQ not created failed\n",
+				cq->cqn);
+	spin_lock_irqsave(&slot->lock, flags);
+	if (slot->cqes)
+		vrdma_cq_drain(slot);
+	spin_unlock_irqrestore(&slot->lock, flags);
+	vrdma_slot_release_end(dev, &slot->state);
 	return err;
 }
 
+/*
+ * Never fails: the IB core frees the CQ whatever the driver says
+ * (ib_free_cq). The CQ is unpublished first, so no interrupt finds it;
+ * a device that refuses to destroy it is a device error, and its buffers,
+ * the slot's, stay with the device until it is reset.
+ */
 int vrdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vrdma_cq *cq = to_vcq(ibcq);
 	struct vrdma_dev *dev = cq->dev;
+	struct vrdma_cq_slot *slot = cq->slot;
 	struct virtio_rdma_cmd_destroy_cq req = { .cqn = cpu_to_le32(cq->cqn) };
 	unsigned long flags;
 	int err;
 
-	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &req, sizeof(req), NULL, 0);
-	if (err && err != -EIO && err != -ETIMEDOUT)
-		return err;
-	/* no interrupt may find it once the core frees it */
+	vrdma_slot_release_begin(dev, &slot->state);
 	RCU_INIT_POINTER(dev->cqs[cq->cqn], NULL);
 	synchronize_rcu();
-	spin_lock_irqsave(&cq->lock, flags);
-	vrdma_cq_drain(cq->slot);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "DESTROY_CQ %u refused: %d\n", cq->cqn, err);
+	/* a poller of this CQ holds the slot's lock until done */
+	spin_lock_irqsave(&slot->lock, flags);
+	vrdma_cq_drain(slot);
+	spin_unlock_irqrestore(&slot->lock, flags);
+	vrdma_slot_release_end(dev, &slot->state);
 	return 0;
 }
 
@@ -194,7 +188,29 @@ static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
 	xa_unlock_irqrestore(&dev->srqs, flags);
 }
 
-/* An asynchronous event CQE; cq->lock held. */
+/*
+ * The QP a CQE names, if it is one of this CQ's: the device may only name
+ * a QP whose send or receive CQ this is (a QP on an SRQ: its receive
+ * CQ). A QP destroyed since is gone from the xarray, and a QP found here
+ * cannot be freed before we are done: destroy_qp takes its CQs' slot
+ * locks after unpublishing it. NULL for a QP destroyed since; a QP of
+ * another CQ is a device error. slot->lock held.
+ */
+static struct vrdma_qp *vrdma_cq_qp(struct vrdma_cq *cq,
+				    const struct virtio_rdma_cqe *c)
+{
+	u32 qpn = le32_to_cpu(c->qp_num);
+	struct vrdma_qp *qp = xa_load(&cq->dev->qps, qpn);
+
+	if (!qp || qp->ibqp.send_cq == &cq->ibcq ||
+	    qp->ibqp.recv_cq == &cq->ibcq)
+		return qp;
+	vrdma_dev_error(cq->dev, "CQ %u: a completion or event of QP %u, which is not on it\n",
+			cq->cqn, qpn);
+	return NULL;
+}
+
+/* An asynchronous event CQE; slot->lock held. */
 static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 {
 	struct ib_event ev = { .device = cq->ibcq.device };
@@ -225,7 +241,7 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 				     cq->cqn);
 		return;
 	}
-	qp = xa_load(&cq->dev->qps, le32_to_cpu(c->qp_num));
+	qp = vrdma_cq_qp(cq, c);
 	if (!qp)
 		return;
 	ev.element.qp = &qp->ibqp;
@@ -233,13 +249,13 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-/* One CQE into a work completion; false if it names no QP of ours (one
- * destroyed since: its completions go with it). cq->lock held.
+/* One CQE into a work completion; false if it names no QP of this CQ (one
+ * destroyed since: its completions go with it). slot->lock held.
  */
 static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 			struct ib_wc *wc)
 {
-	struct vrdma_qp *qp = xa_load(&cq->dev->qps, le32_to_cpu(c->qp_num));
+	struct vrdma_qp *qp = vrdma_cq_qp(cq, c);
 
 	if (!qp)
 		return false;
@@ -280,30 +296,47 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 	return true;
 }
 
+/*
+ * Takes at most one pass over the ring per call, whatever the device
+ * returns: every buffer is looked at once, so a device that keeps
+ * returning buffers cannot hold the CPU here (interrupts are off).
+ */
 int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 {
 	struct vrdma_cq *cq = to_vcq(ibcq);
 	struct vrdma_cq_slot *slot = cq->slot;
 	struct virtio_rdma_cqe *c, cqe;
+	unsigned int len, seen = 0;
 	unsigned long flags;
-	unsigned int len;
 	bool kick = false;
 	int n = 0;
 
-	/* the device lost its state: an error, so a polling program stops */
-	if (READ_ONCE(cq->dev->fatal))
+	/* the device failed: an error, so a polling program stops */
+	if (READ_ONCE(cq->dev->broken))
 		return -EIO;
-	spin_lock_irqsave(&cq->lock, flags);
-	while (n < num && (c = virtqueue_get_buf(slot->vq, &len))) {
+	spin_lock_irqsave(&slot->lock, flags);
+	while (n < num && seen++ < slot->nr &&
+	       (c = virtqueue_get_buf(slot->vq, &len))) {
 		unsigned int i = c - slot->cqes;
 
+		if (c < slot->cqes || i >= slot->nr) {
+			/* virtio_ring gives back only our tokens */
+			WARN_ON_ONCE(1);
+			break;
+		}
 		clear_bit(i, slot->posted);
 		cqe = *c;
 		/* the buffer goes straight back: the copy is ours */
 		if (!vrdma_cq_post(slot, i))
 			kick = true;
-		if (len < sizeof(cqe))
-			continue;	/* returned unused (a drained slot) */
+		/* A live CQ's buffers come back written: an empty one is
+		 * returned only after DESTROY_CQ (docs/virtio-rdma.md).
+		 */
+		if (len != sizeof(cqe)) {
+			vrdma_dev_error(cq->dev, "CQ %u: a used buffer of %u bytes\n",
+					cq->cqn, len);
+			break;
+		}
 		if (cqe.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT && !cqe.status)
 			vrdma_cq_event(cq, &cqe);
 		else if (vrdma_cq_wc(cq, &cqe, &wc[n]))
@@ -311,10 +344,10 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	}
 	if (kick)
 		kick = virtqueue_kick_prepare(slot->vq);
-	spin_unlock_irqrestore(&cq->lock, flags);
+	spin_unlock_irqrestore(&slot->lock, flags);
 	if (kick)
 		virtqueue_notify(slot->vq);
-	return n;
+	return READ_ONCE(cq->dev->broken) && !n ? -EIO : n;
 }
 
 int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
@@ -329,15 +362,20 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	bool empty;
 	int err;
 
-	/* may be called in interrupt context: spin for the answer, which
-	 * says the device armed the CQ before we look for missed CQEs
+	/* The answer says the device armed the CQ before we look for missed
+	 * CQEs. uverbs calls this in process context; a kernel consumer may
+	 * call it in interrupt context, where the answer is spun for.
 	 */
-	err = vrdma_cmd_atomic(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
-			       sizeof(req), NULL, 0);
+	if (ibcq->uobject)
+		err = vrdma_cmd(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
+				sizeof(req), NULL, 0);
+	else
+		err = vrdma_cmd_atomic(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
+				       sizeof(req), NULL, 0);
 	if (err || !(flags & IB_CQ_REPORT_MISSED_EVENTS))
 		return err;
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock_irqsave(&cq->slot->lock, irqflags);
 	empty = virtqueue_enable_cb(cq->slot->vq);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock_irqrestore(&cq->slot->lock, irqflags);
 	return empty ? 0 : 1;
 }

@@ -6,33 +6,72 @@
  * from req_notify_cq, which may run in interrupt context and so spins.
  */
 #include <linux/ktime.h>
+#include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
 #include "vrdma.h"
 
-#define VRDMA_CMD_TIMEOUT_MS	30000
-#define VRDMA_CMD_SPIN_NS	(10 * NSEC_PER_SEC)
+/* How long a command may go unanswered before the device is given up on
+ * (and reset); tests set it short to try a device that never answers.
+ */
+static unsigned int cmd_timeout_ms = 30000;
+module_param(cmd_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(cmd_timeout_ms,
+		 "ms a device may take to answer a command before it is reset (30000)");
+
+static unsigned int vrdma_timeout_ms(void)
+{
+	return max(READ_ONCE(cmd_timeout_ms), 100U);
+}
+
+/* How long a command in atomic context spins before the device is given
+ * up on: bounded well below the soft-lockup watchdog.
+ */
+#define VRDMA_CMD_SPIN_NS	(2 * NSEC_PER_SEC)
 
 struct vrdma_ctrl_req {
 	struct list_head node;	/* on ctrl_inflight until the device answers */
 	struct completion comp;
-	bool done;
-	bool failed;		/* no answer will come: the device needs a reset */
+	bool done;		/* answered: the waiter owns it again */
+	bool failed;		/* no answer will come: the device failed */
 	bool abandoned;		/* the waiter gave up: the reaper frees it */
+	bool detached;		/* off the ring after a reset */
 	u32 len;		/* used length the device reported */
 	u8 *in;			/* status byte, then the response */
 	u8 buf[];		/* command byte, request, then *in */
 };
+
+int vrdma_ctrl_init(struct vrdma_dev *dev)
+{
+	unsigned int size = virtqueue_get_vring_size(dev->ctrl_vq);
+
+	/* a request takes two descriptors (without indirect ones); a quarter
+	 * of the ring is kept for commands that cannot sleep (req_notify_cq
+	 * of a kernel CQ), so user threads flooding commands never starve
+	 * a kernel consumer's CQ arming
+	 */
+	dev->ctrl_max = size / 2;
+	if (dev->ctrl_max < 4) {
+		dev_err(&dev->vdev->dev, "control queue of %u entries: need 8 or more\n",
+			size);
+		return -EINVAL;
+	}
+	dev->ctrl_sleep_max = dev->ctrl_max - dev->ctrl_max / 4;
+	return 0;
+}
 
 /* Takes every answered request off the used ring; ctrl_lock held. */
 static void vrdma_ctrl_reap(struct vrdma_dev *dev)
 {
 	struct vrdma_ctrl_req *r;
 	unsigned int len;
+	bool freed = false;
 
 	while ((r = virtqueue_get_buf(dev->ctrl_vq, &len))) {
 		list_del(&r->node);
+		dev->ctrl_count--;
+		freed = true;
 		r->len = len;
 		r->done = true;
 		if (r->abandoned)
@@ -40,6 +79,8 @@ static void vrdma_ctrl_reap(struct vrdma_dev *dev)
 		else
 			complete(&r->comp);
 	}
+	if (freed)
+		wake_up(&dev->ctrl_wait);
 }
 
 void vrdma_ctrl_done(struct virtqueue *vq)
@@ -52,17 +93,32 @@ void vrdma_ctrl_done(struct virtqueue *vq)
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 }
 
+/* Whether a sleeping command may try the ring again. */
+static bool vrdma_ctrl_room(struct vrdma_dev *dev)
+{
+	return READ_ONCE(dev->ctrl_count) < dev->ctrl_sleep_max ||
+	       READ_ONCE(dev->broken);
+}
+
+/*
+ * Puts a request on the control queue. A sleeping caller waits for room
+ * (a full ring is a busy device, not an error: a destroy must not fail
+ * because other threads flood commands); an atomic caller gets -EBUSY.
+ */
 static struct vrdma_ctrl_req *vrdma_ctrl_send(struct vrdma_dev *dev, u8 cmd,
 					     const void *req, size_t req_len,
-					     size_t rsp_len, gfp_t gfp)
+					     size_t rsp_len, bool can_sleep)
 {
 	struct scatterlist out, in, *sgs[2] = { &out, &in };
+	unsigned long deadline = jiffies + msecs_to_jiffies(vrdma_timeout_ms());
+	unsigned int limit = can_sleep ? dev->ctrl_sleep_max : dev->ctrl_max;
 	struct vrdma_ctrl_req *r;
 	unsigned long flags;
 	bool kick;
 	int err;
 
-	r = kzalloc(sizeof(*r) + 2 + req_len + rsp_len, gfp);
+	r = kzalloc(sizeof(*r) + 2 + req_len + rsp_len,
+		    can_sleep ? GFP_KERNEL : GFP_ATOMIC);
 	if (!r)
 		return ERR_PTR(-ENOMEM);
 	init_completion(&r->comp);
@@ -74,13 +130,30 @@ static struct vrdma_ctrl_req *vrdma_ctrl_send(struct vrdma_dev *dev, u8 cmd,
 	sg_init_one(&in, r->in, 1 + rsp_len);
 
 	spin_lock_irqsave(&dev->ctrl_lock, flags);
-	if (dev->broken) {
+	for (;;) {
 		err = -EIO;
-		goto unlock;
+		if (dev->broken)
+			break;
+		err = -ENOSPC;
+		if (dev->ctrl_count < limit)
+			err = virtqueue_add_sgs(dev->ctrl_vq, sgs, 1, 1, r,
+						GFP_ATOMIC);
+		if (err != -ENOSPC || !can_sleep)
+			break;
+		spin_unlock_irqrestore(&dev->ctrl_lock, flags);
+		if (time_after(jiffies, deadline)) {
+			vrdma_dev_error(dev, "command %u: the control queue stayed full for %u ms\n",
+					cmd, vrdma_timeout_ms());
+			kfree(r);
+			return ERR_PTR(-ETIMEDOUT);
+		}
+		wait_event_timeout(dev->ctrl_wait, vrdma_ctrl_room(dev),
+				   msecs_to_jiffies(100));
+		spin_lock_irqsave(&dev->ctrl_lock, flags);
 	}
-	err = virtqueue_add_sgs(dev->ctrl_vq, sgs, 1, 1, r, GFP_ATOMIC);
 	if (err)
 		goto unlock;
+	dev->ctrl_count++;
 	list_add_tail(&r->node, &dev->ctrl_inflight);
 	kick = virtqueue_kick_prepare(dev->ctrl_vq);
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
@@ -91,13 +164,14 @@ static struct vrdma_ctrl_req *vrdma_ctrl_send(struct vrdma_dev *dev, u8 cmd,
 unlock:
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 	kfree(r);
-	return ERR_PTR(err);
+	return ERR_PTR(err == -ENOSPC ? -EBUSY : err);
 }
 
-/* The waiter gives up on r (timed out, or the device failed): the device
- * may still write it, so it is left for the reaper (or device removal) to
- * free, and the device is given up on too: its later answers would be out
- * of step. 0 if the answer came after all.
+/*
+ * The waiter gives up on r (timed out, or the device failed). While the
+ * device may still write r, it is left for the reaper or the reset to
+ * free; a device that did not answer in time is given up on and reset.
+ * 0 if the answer came after all.
  */
 static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 			      u8 cmd)
@@ -110,19 +184,22 @@ static int vrdma_ctrl_abandon(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 		spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 		return 0;
 	}
-	r->abandoned = true;
 	failed = r->failed;
-	dev->broken = true;
+	if (r->detached) {		/* the device was reset: it is ours */
+		spin_unlock_irqrestore(&dev->ctrl_lock, flags);
+		kfree(r);
+		return -EIO;
+	}
+	r->abandoned = true;
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
 	if (failed)
 		return -EIO;
-	dev_err(&dev->vdev->dev, "command %u got no answer: device unusable\n",
-		cmd);
+	vrdma_dev_error(dev, "command %u got no answer in time\n", cmd);
 	return -ETIMEDOUT;
 }
 
-/* The device needs a reset: every waiter gets -EIO now, not at its
- * timeout; the requests stay with the device until it is reset.
+/* The device failed: every waiter gets -EIO now, not at its timeout; the
+ * requests stay with the device until it is reset.
  */
 void vrdma_ctrl_fail(struct vrdma_dev *dev)
 {
@@ -136,6 +213,7 @@ void vrdma_ctrl_fail(struct vrdma_dev *dev)
 		complete(&r->comp);
 	}
 	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
+	wake_up_all(&dev->ctrl_wait);
 }
 
 static int vrdma_ctrl_finish(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
@@ -144,9 +222,8 @@ static int vrdma_ctrl_finish(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 	int err = virtio_rdma_status_errno(r->in[0]);
 
 	if (!err && r->len < 1 + rsp_len) {
-		dev_err_ratelimited(&dev->vdev->dev,
-				    "command %u: short answer (%u bytes)\n",
-				    cmd, r->len);
+		vrdma_dev_error(dev, "command %u: short answer (%u bytes)\n",
+				cmd, r->len);
 		err = -EIO;
 	}
 	if (!err && rsp_len)
@@ -163,11 +240,11 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	int err;
 
 	might_sleep();
-	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, GFP_KERNEL);
+	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, true);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	if (!wait_for_completion_timeout(&r->comp,
-					 msecs_to_jiffies(VRDMA_CMD_TIMEOUT_MS)) ||
+					 msecs_to_jiffies(vrdma_timeout_ms())) ||
 	    READ_ONCE(r->failed)) {
 		err = vrdma_ctrl_abandon(dev, r, cmd);
 		if (err)
@@ -177,18 +254,19 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 }
 
 /* vrdma_cmd_atomic: the same in any context: spins on the used ring
- * instead of sleeping.
+ * instead of sleeping, for at most VRDMA_CMD_SPIN_NS.
  */
 int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		     size_t req_len, void *rsp, size_t rsp_len)
 {
-	u64 deadline = ktime_get_ns() + VRDMA_CMD_SPIN_NS;
+	u64 deadline = ktime_get_ns() + min_t(u64, VRDMA_CMD_SPIN_NS,
+					     (u64)vrdma_timeout_ms() * NSEC_PER_MSEC);
 	struct vrdma_ctrl_req *r;
 	unsigned long flags;
 	bool done;
 	int err;
 
-	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, GFP_ATOMIC);
+	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, false);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
 	for (;;) {
@@ -209,15 +287,30 @@ int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 	return vrdma_ctrl_finish(dev, r, cmd, rsp, rsp_len);
 }
 
-/* After the device is reset: free what it never answered. */
+/* After the device is reset: nothing is with it any more. An abandoned
+ * request is freed here; one whose waiter has yet to look is left to it.
+ */
 void vrdma_ctrl_stop(struct vrdma_dev *dev)
 {
-	struct vrdma_ctrl_req *r;
+	struct vrdma_ctrl_req *r, *tmp;
+	unsigned long flags;
 
+	spin_lock_irqsave(&dev->ctrl_lock, flags);
 	dev->broken = true;
-	vrdma_ctrl_reap(dev);
-	while ((r = virtqueue_detach_unused_buf(dev->ctrl_vq))) {
+	dev->ctrl_stopped = true;
+	while (virtqueue_detach_unused_buf(dev->ctrl_vq))
+		continue;	/* each is on ctrl_inflight too */
+	list_for_each_entry_safe(r, tmp, &dev->ctrl_inflight, node) {
 		list_del(&r->node);
-		kfree(r);
+		dev->ctrl_count--;
+		if (r->abandoned) {
+			kfree(r);
+			continue;
+		}
+		r->detached = true;
+		r->failed = true;
+		complete(&r->comp);
 	}
+	spin_unlock_irqrestore(&dev->ctrl_lock, flags);
+	wake_up_all(&dev->ctrl_wait);
 }

@@ -6,6 +6,7 @@
  * Ethernet netdev, found by the MAC the device's sys_image_guid is made from,
  * so that the IB core fills the GID table from that netdev's addresses.
  */
+#include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -36,6 +37,8 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.destroy_cq = vrdma_destroy_cq,
 	.destroy_qp = vrdma_destroy_qp,
 	.destroy_srq = vrdma_destroy_srq,
+	/* unregistering does not wait for programs to close the device */
+	.disassociate_ucontext = vrdma_disassociate_ucontext,
 	.get_dma_mr = vrdma_get_dma_mr,
 	.get_link_layer = vrdma_get_link_layer,
 	.get_port_immutable = vrdma_get_port_immutable,
@@ -186,20 +189,6 @@ free_info:
 	return err;
 }
 
-/* Frees the WQE buffers the device never returned; after a reset. */
-static void vrdma_free_wqes(struct vrdma_dev *dev)
-{
-	unsigned int i, len;
-	void *buf;
-
-	for (i = VIRTIO_RDMA_SQ_VQ(dev->max_cq, 0); i < dev->nvqs; i++) {
-		while ((buf = virtqueue_get_buf(dev->vqs[i], &len)))
-			kfree(buf);
-		while ((buf = virtqueue_detach_unused_buf(dev->vqs[i])))
-			kfree(buf);
-	}
-}
-
 static struct net_device *vrdma_find_netdev(struct vrdma_dev *dev)
 {
 	struct net_device *nd, *found = NULL;
@@ -288,27 +277,168 @@ static int vrdma_netdev_event(struct notifier_block *nb, unsigned long event,
 }
 
 /*
- * The device asks for a reset when its back end went away (QEMU's
- * vhost-user-rdma sets NEEDS_RESET): every RDMA object it held is gone.
- * Programs get errors at once and IB_EVENT_DEVICE_FATAL; the device stays
- * dead until the driver is bound to it again (docs/guest.md).
+ * The device failed: it did not answer, it answered against the driver's
+ * record, or its back end went away (QEMU's vhost-user-rdma sets
+ * NEEDS_RESET: every RDMA object it held is gone). Commands and work fail
+ * with -EIO from now on; vrdma_reset_work tells the programs and resets the
+ * device, then frees what it might still have touched. The device stays
+ * dead until the driver is bound again (docs/guest.md). Any context.
  */
-static void vrdma_config_changed(struct virtio_device *vdev)
+void vrdma_dev_fail(struct vrdma_dev *dev)
 {
-	struct vrdma_dev *dev = vdev->priv;
+	vrdma_ctrl_fail(dev);
+	if (!READ_ONCE(dev->ctrl_stopped))
+		schedule_work(&dev->reset_work);
+}
+
+/* The device did something it must not: say what, and give up on it. */
+void vrdma_dev_error(struct vrdma_dev *dev, const char *fmt, ...)
+{
+	bool first = !READ_ONCE(dev->broken);
+	struct va_format vaf;
+	va_list args;
+
+	if (first) {
+		va_start(args, fmt);
+		vaf.fmt = fmt;
+		vaf.va = &args;
+		dev_err(&dev->vdev->dev, "%pV", &vaf);
+		va_end(args);
+		dev_err(&dev->vdev->dev, "device error: %s is reset and stays dead until the driver is bound again\n",
+			dev_name(&dev->ib.dev));
+	}
+	vrdma_dev_fail(dev);
+}
+
+static void vrdma_held_free(struct vrdma_held *h)
+{
+	if (h->umem)
+		ib_umem_release(h->umem);
+	if (h->pages && h->pages_len)
+		free_pages_exact(h->pages, h->pages_len);
+	else
+		kfree(h->pages);
+	kfree(h);
+}
+
+/*
+ * Memory the device may still read or write (its command was never
+ * answered, or it refused to let go): kept, pinned, until the device is
+ * reset. GFP_KERNEL: from sleeping verbs only.
+ */
+void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
+		    size_t pages_len)
+{
+	struct vrdma_held *h;
+	bool now;
+
+	if (!umem && !pages)
+		return;
+	h = kzalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
+	h->umem = umem;
+	h->pages = pages;
+	h->pages_len = pages_len;
+	spin_lock_irq(&dev->held_lock);
+	now = dev->reset_done;
+	if (!now)
+		list_add_tail(&h->node, &dev->held);
+	spin_unlock_irq(&dev->held_lock);
+	if (now)
+		vrdma_held_free(h);
+}
+
+static void vrdma_held_release(struct vrdma_dev *dev)
+{
+	struct vrdma_held *h, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock_irq(&dev->held_lock);
+	dev->reset_done = true;
+	list_splice_init(&dev->held, &list);
+	spin_unlock_irq(&dev->held_lock);
+	list_for_each_entry_safe(h, tmp, &list, node)
+		vrdma_held_free(h);
+}
+
+/* Stops the device for good: no callback runs and no buffer moves after
+ * this; what it was given is ours again.
+ */
+static void vrdma_stop_device(struct vrdma_dev *dev)
+{
+	mutex_lock(&dev->reset_lock);
+	if (!dev->ctrl_stopped) {
+		virtio_break_device(dev->vdev);
+		vrdma_slots_fence(dev);
+		virtio_reset_device(dev->vdev);
+		vrdma_ctrl_stop(dev);
+		vrdma_held_release(dev);
+	}
+	mutex_unlock(&dev->reset_lock);
+}
+
+static void vrdma_reset_work(struct work_struct *work)
+{
+	struct vrdma_dev *dev = container_of(work, struct vrdma_dev, reset_work);
 	struct ib_event ev = {
 		.device = &dev->ib,
 		.element.port_num = VRDMA_PORT,
 		.event = IB_EVENT_DEVICE_FATAL,
 	};
 
+	if (READ_ONCE(dev->ctrl_stopped))
+		return;
+	ib_dispatch_event(&ev);
+	vrdma_stop_device(dev);
+	dev_info(&dev->vdev->dev, "device reset: what it held is freed\n");
+}
+
+static void vrdma_config_changed(struct virtio_device *vdev)
+{
+	struct vrdma_dev *dev = vdev->priv;
+
 	if (!(vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET) ||
-	    xchg(&dev->fatal, true))
+	    READ_ONCE(dev->broken))
 		return;
 	dev_err(&vdev->dev, "the device needs a reset (its back end went away): %s is dead until the driver is bound again\n",
 		dev_name(&dev->ib.dev));
-	vrdma_ctrl_fail(dev);
-	ib_dispatch_event(&ev);
+	vrdma_dev_fail(dev);
+}
+
+/*
+ * The device reads and writes guest memory by guest-physical address
+ * (docs/virtio-rdma.md: no VIRTIO_F_ACCESS_PLATFORM), and kernel consumers
+ * hand it addresses the PCI device's DMA mapping gave: those must be the
+ * physical ones. Not so behind a translating IOMMU or bounce buffers
+ * (swiotlb, as in confidential guests): refuse rather than corrupt.
+ */
+static int vrdma_check_dma(struct vrdma_dev *dev)
+{
+	struct device *dma = dev->vdev->dev.parent;
+	dma_addr_t addr;
+	void *buf;
+	int err = 0;
+
+	if (virtio_has_feature(dev->vdev, VIRTIO_F_ACCESS_PLATFORM)) {
+		dev_err(&dev->vdev->dev, "the device asks for VIRTIO_F_ACCESS_PLATFORM, which this driver does not support\n");
+		return -EOPNOTSUPP;
+	}
+	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	addr = dma_map_single(dma, buf, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (dma_mapping_error(dma, addr)) {
+		err = -EIO;
+		goto free_buf;
+	}
+	if (addr != virt_to_phys(buf)) {
+		dev_err(&dev->vdev->dev, "DMA addresses of %s are not guest-physical (an IOMMU or bounce buffers): the device could not reach kernel buffers; boot with iommu=pt or without forced bounce buffers\n",
+			dev_name(dma));
+		err = -EOPNOTSUPP;
+	}
+	dma_unmap_single(dma, addr, PAGE_SIZE, DMA_BIDIRECTIONAL);
+free_buf:
+	kfree(buf);
+	return err;
 }
 
 /* Whether port 1 has a netdev now. */
@@ -332,20 +462,31 @@ static int vrdma_probe(struct virtio_device *vdev)
 	vdev->priv = dev;
 	spin_lock_init(&dev->ctrl_lock);
 	INIT_LIST_HEAD(&dev->ctrl_inflight);
+	init_waitqueue_head(&dev->ctrl_wait);
+	spin_lock_init(&dev->held_lock);
+	INIT_LIST_HEAD(&dev->held);
+	INIT_WORK(&dev->reset_work, vrdma_reset_work);
+	mutex_init(&dev->reset_lock);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->bind_work, vrdma_bind_work);
 	dev->nb.notifier_call = vrdma_netdev_event;
 
+	err = vrdma_check_dma(dev);
+	if (err)
+		goto free_dev;
 	err = vrdma_read_config(dev);
 	if (err)
 		goto free_dev;
 	err = vrdma_find_vqs(dev);
 	if (err)
 		goto free_vqs;
-	err = vrdma_cq_slots_init(dev);
+	err = vrdma_ctrl_init(dev);
 	if (err)
 		goto del_vqs;
+	err = vrdma_slots_init(dev);
+	if (err)
+		goto free_slots;
 	virtio_device_ready(vdev);
 
 	/* under the virtio device in sysfs: the provider matches its modalias */
@@ -384,12 +525,12 @@ static int vrdma_probe(struct virtio_device *vdev)
 unregister_ib:
 	ib_unregister_device(&dev->ib);
 reset_device:
-	virtio_reset_device(vdev);
-	vrdma_ctrl_stop(dev);
-	vrdma_free_wqes(dev);
+	vrdma_stop_device(dev);
+	cancel_work_sync(&dev->reset_work);
+free_slots:
+	vrdma_slots_free(dev);
 del_vqs:
 	vdev->config->del_vqs(vdev);
-	vrdma_cq_slots_free(dev);
 free_vqs:
 	kfree(dev->vqs);
 	kfree(dev->vq_names);
@@ -404,12 +545,14 @@ static void vrdma_remove(struct virtio_device *vdev)
 
 	unregister_netdevice_notifier(&dev->nb);
 	cancel_work_sync(&dev->bind_work);
+	/* programs are cut off (disassociate_ucontext); every object is
+	 * destroyed, on a device that may be dead
+	 */
 	ib_unregister_device(&dev->ib);
-	virtio_reset_device(vdev);
-	vrdma_ctrl_stop(dev);
-	vrdma_free_wqes(dev);
+	vrdma_stop_device(dev);
+	cancel_work_sync(&dev->reset_work);
+	vrdma_slots_free(dev);
 	vdev->config->del_vqs(vdev);
-	vrdma_cq_slots_free(dev);
 	kfree(dev->vqs);
 	kfree(dev->vq_names);
 	ib_dealloc_device(&dev->ib);

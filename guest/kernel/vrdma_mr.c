@@ -135,6 +135,13 @@ struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 	req.npages = cpu_to_le32(npages);
 	err = vrdma_cmd(dev, VIRTIO_CMD_REG_USER_MR, &req, sizeof(req),
 			&rsp, sizeof(rsp));
+	if (err && READ_ONCE(dev->broken)) {
+		/* unanswered: the device may still register the pages (and
+		 * let peers write them) until it is reset
+		 */
+		vrdma_dev_hold(dev, mr->umem, pages, npages * sizeof(*pages));
+		goto free_mr;
+	}
 	/* the device copied the list while the command ran */
 	free_pages_exact(pages, npages * sizeof(*pages));
 	if (err)
@@ -238,21 +245,31 @@ int vrdma_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return err ? err : n;
 }
 
+/*
+ * Never fails (uverbs warns and leaks on a failed destroy at close). The
+ * pages are unpinned only once the device let the MR go: a device that
+ * refuses, or does not answer, may still let peers write them, so they
+ * stay pinned until it is reset.
+ */
 int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vrdma_mr *mr = to_vmr(ibmr);
+	struct vrdma_dev *dev = to_vdev(ibmr->device);
 	struct virtio_rdma_cmd_dereg_mr req = { .mrn = cpu_to_le32(mr->mrn) };
 	int err;
 
-	err = vrdma_cmd(to_vdev(ibmr->device), VIRTIO_CMD_DEREG_MR, &req,
-			sizeof(req), NULL, 0);
-	/* A device that no longer answers holds nothing: release anyway.
-	 * Any other refusal leaves the MR registered (and its pages pinned).
-	 */
-	if (err && err != -EIO && err != -ETIMEDOUT)
-		return err;
-	ib_umem_release(mr->umem);
-	kfree(mr->pages);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DEREG_MR, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "DEREG_MR %u refused: %d\n", mr->mrn, err);
+	if (err) {
+		/* a fast-registration list may be read by an unanswered
+		 * MAP_MR_SG too
+		 */
+		vrdma_dev_hold(dev, mr->umem, mr->pages, 0);
+	} else {
+		ib_umem_release(mr->umem);
+		kfree(mr->pages);
+	}
 	kfree(mr);
 	return 0;
 }

@@ -15,26 +15,15 @@
 
 #define VRDMA_MAX_INLINE	512	/* docs/virtio-rdma.md, CREATE_QP */
 
-/* Frees the WQE buffers the device has returned; wq->lock held. */
-static void vrdma_wq_reclaim(struct vrdma_wq *wq)
-{
-	unsigned int len;
-	void *buf;
-
-	while ((buf = virtqueue_get_buf(wq->vq, &len)))
-		kfree(buf);
-}
-
-static void vrdma_wq_init(struct vrdma_wq *wq, struct virtqueue *vq,
-			  u32 max_sge)
+/* Takes back what the device gave back on a slot's queue: a previous
+ * user's WQEs at CREATE, or this one's at DESTROY.
+ */
+static void vrdma_wq_take(struct vrdma_wq *wq)
 {
 	unsigned long flags;
 
-	wq->vq = vq;
-	wq->max_sge = max_sge;
-	spin_lock_init(&wq->lock);
 	spin_lock_irqsave(&wq->lock, flags);
-	vrdma_wq_reclaim(wq);	/* a previous QP's, returned late */
+	vrdma_wq_reclaim(wq);
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
@@ -92,28 +81,41 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	k = le32_to_cpu(rsp.qp_index);
 	if (k >= dev->max_qp || qpn < VIRTIO_RDMA_FIRST_QPN ||
 	    qpn > VIRTIO_RDMA_LAST_QPN) {
-		dev_err(&dev->vdev->dev, "device gave QP %u in slot %u of %u\n",
-			qpn, k, dev->max_qp);
-		err = -EIO;
-		goto destroy_qp;
+		vrdma_dev_error(dev, "device gave QP %u in slot %u of %u\n",
+				qpn, k, dev->max_qp);
+		return -EIO;
 	}
+	err = vrdma_slot_claim(dev, &dev->qp_slots[k].state, "QP", k);
+	if (err)
+		return err;
 	qp->dev = dev;
+	qp->slot = k;
 	qp->cap = *cap;
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_type = init->sq_sig_type;
-	vrdma_wq_init(&qp->sq, dev->vqs[VIRTIO_RDMA_SQ_VQ(dev->max_cq, k)],
-		      cap->max_send_sge);
-	vrdma_wq_init(&qp->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, k)],
-		      cap->max_recv_sge);
+	qp->sq = &dev->qp_slots[k].sq;
+	qp->rq = &dev->qp_slots[k].rq;
+	vrdma_wq_take(qp->sq);
+	vrdma_wq_take(qp->rq);
 	ibqp->qp_num = qpn;
 	err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
-	if (err)
+	if (err) {
+		if (err == -EBUSY)
+			vrdma_dev_error(dev, "device gave QPN %u, which is in use\n",
+					qpn);
 		goto destroy_qp;
+	}
 	return 0;
 
 destroy_qp:
+	vrdma_slot_release_begin(dev, &dev->qp_slots[k].state);
 	dreq.qpn = rsp.qpn;
-	vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &dreq, sizeof(dreq), NULL, 0);
+	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &dreq, sizeof(dreq), NULL, 0))
+		vrdma_dev_error(dev, "DESTROY_QP %u of a QP not created failed\n",
+				qpn);
+	vrdma_wq_take(qp->sq);
+	vrdma_wq_take(qp->rq);
+	vrdma_slot_release_end(dev, &dev->qp_slots[k].state);
 	return err;
 }
 
@@ -252,32 +254,39 @@ free_rsp:
 	return err;
 }
 
+/*
+ * Never fails (uverbs warns and leaks on a failed destroy at close): a
+ * device that refuses is a device error, and what it holds of the slot
+ * stays with it until it is reset.
+ */
 int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct vrdma_dev *dev = qp->dev;
 	struct virtio_rdma_cmd_destroy_qp req = { .qpn = cpu_to_le32(qp->ibqp.qp_num) };
 	struct vrdma_cq *scq = to_vcq(ibqp->send_cq);
 	struct vrdma_cq *rcq = to_vcq(ibqp->recv_cq);
+	u8 *state = &dev->qp_slots[qp->slot].state;
 	unsigned long flags;
 	int err;
 
-	err = vrdma_cmd(qp->dev, VIRTIO_CMD_DESTROY_QP, &req, sizeof(req),
-			NULL, 0);
-	if (err && err != -EIO && err != -ETIMEDOUT)
-		return err;
-	xa_erase_irq(&qp->dev->qps, qp->ibqp.qp_num);
-	/* a poller that found the QP before holds its CQ's lock until done */
-	spin_lock_irqsave(&scq->lock, flags);
-	spin_unlock_irqrestore(&scq->lock, flags);
-	spin_lock_irqsave(&rcq->lock, flags);
-	spin_unlock_irqrestore(&rcq->lock, flags);
+	vrdma_slot_release_begin(dev, state);
+	/* completions and events find it no more; a poller that found it
+	 * before holds its CQ's slot lock until done with it
+	 */
+	xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
+	spin_lock_irqsave(&scq->slot->lock, flags);
+	spin_unlock_irqrestore(&scq->slot->lock, flags);
+	spin_lock_irqsave(&rcq->slot->lock, flags);
+	spin_unlock_irqrestore(&rcq->slot->lock, flags);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "DESTROY_QP %u refused: %d\n",
+				qp->ibqp.qp_num, err);
 	/* the device gave back every WQE of the slot (DESTROY_QP) */
-	spin_lock_irqsave(&qp->sq.lock, flags);
-	vrdma_wq_reclaim(&qp->sq);
-	spin_unlock_irqrestore(&qp->sq.lock, flags);
-	spin_lock_irqsave(&qp->rq.lock, flags);
-	vrdma_wq_reclaim(&qp->rq);
-	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	vrdma_wq_take(qp->sq);
+	vrdma_wq_take(qp->rq);
+	vrdma_slot_release_end(dev, state);
 	return 0;
 }
 
@@ -406,7 +415,7 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 	default:
 		return -EINVAL;	/* not offered by the device (yet) */
 	}
-	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
 	if (inl) {
 		for (i = 0; i < wr->num_sge; i++)
@@ -481,7 +490,7 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	void *buf;
 	int err = 0;
 
-	if (READ_ONCE(qp->dev->fatal)) {
+	if (READ_ONCE(qp->dev->broken)) {
 		*bad_wr = wr;
 		return -EIO;
 	}
@@ -496,7 +505,7 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			err = len;
 			break;
 		}
-		err = vrdma_wq_post(qp->ibqp.uobject, &qp->sq, buf, len, &kick);
+		err = vrdma_wq_post(qp->ibqp.uobject, qp->sq, buf, len, &kick);
 		if (err) {
 			kfree(buf);
 			break;
@@ -505,12 +514,12 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (err)
 		*bad_wr = wr;
 	if (kick)
-		virtqueue_notify(qp->sq.vq);
+		virtqueue_notify(qp->sq->vq);
 	return err;
 }
 
 /* Receive WRs onto a QP's RQ or an SRQ's queue. */
-static int vrdma_post_recv_wq(struct vrdma_wq *wq, bool user,
+static int vrdma_post_recv_wq(struct vrdma_wq *wq, u32 max_sge, bool user,
 			      const struct ib_recv_wr *wr,
 			      const struct ib_recv_wr **bad_wr)
 {
@@ -520,7 +529,7 @@ static int vrdma_post_recv_wq(struct vrdma_wq *wq, bool user,
 	int err = 0;
 
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > wq->max_sge) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge) {
 			err = -EINVAL;
 			break;
 		}
@@ -553,7 +562,7 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct vrdma_qp *qp = to_vqp(ibqp);
 	int err = 0;
 
-	if (READ_ONCE(qp->dev->fatal))
+	if (READ_ONCE(qp->dev->broken))
 		err = -EIO;
 	else if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq)
 		err = -EINVAL;	/* a QP on an SRQ has no RQ of its own */
@@ -561,7 +570,8 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return err;
 	}
-	return vrdma_post_recv_wq(&qp->rq, ibqp->uobject, wr, bad_wr);
+	return vrdma_post_recv_wq(qp->rq, qp->cap.max_recv_sge, ibqp->uobject,
+				  wr, bad_wr);
 }
 
 /* ---- shared receive queues: an SRQ holds a QP slot, whose RQ takes its
@@ -597,21 +607,34 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->srqn = le32_to_cpu(rsp.srqn);
 	k = le32_to_cpu(rsp.srq_index);
 	if (k >= dev->max_qp) {
-		dev_err(&dev->vdev->dev, "device gave SRQ slot %u of %u\n",
-			k, dev->max_qp);
-		err = -EIO;
+		vrdma_dev_error(dev, "device gave SRQ slot %u of %u\n",
+				k, dev->max_qp);
+		return -EIO;
+	}
+	err = vrdma_slot_claim(dev, &dev->qp_slots[k].state, "SRQ", k);
+	if (err)
+		return err;
+	srq->slot = k;
+	srq->max_sge = init->attr.max_sge;
+	srq->rq = &dev->qp_slots[k].rq;
+	vrdma_wq_take(srq->rq);
+	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+	if (err) {
+		if (err == -EBUSY)
+			vrdma_dev_error(dev, "device gave SRQ %u, which is in use\n",
+					srq->srqn);
 		goto destroy_srq;
 	}
-	vrdma_wq_init(&srq->rq, dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, k)],
-		      init->attr.max_sge);
-	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
-	if (err)
-		goto destroy_srq;
 	return 0;
 
 destroy_srq:
+	vrdma_slot_release_begin(dev, &dev->qp_slots[k].state);
 	dreq.srqn = rsp.srqn;
-	vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &dreq, sizeof(dreq), NULL, 0);
+	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &dreq, sizeof(dreq), NULL, 0))
+		vrdma_dev_error(dev, "DESTROY_SRQ %u of an SRQ not created failed\n",
+				srq->srqn);
+	vrdma_wq_take(srq->rq);
+	vrdma_slot_release_end(dev, &dev->qp_slots[k].state);
 	return err;
 }
 
@@ -657,22 +680,24 @@ int vrdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
+/* Never fails, as destroy_qp. */
 int vrdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct vrdma_srq *srq = to_vsrq(ibsrq);
+	struct vrdma_dev *dev = srq->dev;
 	struct virtio_rdma_cmd_destroy_srq req = { .srqn = cpu_to_le32(srq->srqn) };
-	unsigned long flags;
+	u8 *state = &dev->qp_slots[srq->slot].state;
 	int err;
 
-	err = vrdma_cmd(srq->dev, VIRTIO_CMD_DESTROY_SRQ, &req, sizeof(req),
-			NULL, 0);
-	if (err && err != -EIO && err != -ETIMEDOUT)
-		return err;
+	vrdma_slot_release_begin(dev, state);
 	/* the event path finds SRQs under the xarray's lock */
-	xa_erase_irq(&srq->dev->srqs, srq->srqn);
-	spin_lock_irqsave(&srq->rq.lock, flags);
-	vrdma_wq_reclaim(&srq->rq);	/* the device gave them all back */
-	spin_unlock_irqrestore(&srq->rq.lock, flags);
+	xa_erase_irq(&dev->srqs, srq->srqn);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "DESTROY_SRQ %u refused: %d\n", srq->srqn,
+				err);
+	vrdma_wq_take(srq->rq);	/* the device gave them all back */
+	vrdma_slot_release_end(dev, state);
 	return 0;
 }
 
@@ -681,9 +706,10 @@ int vrdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 {
 	struct vrdma_srq *srq = to_vsrq(ibsrq);
 
-	if (READ_ONCE(srq->dev->fatal)) {
+	if (READ_ONCE(srq->dev->broken)) {
 		*bad_wr = wr;
 		return -EIO;
 	}
-	return vrdma_post_recv_wq(&srq->rq, ibsrq->uobject, wr, bad_wr);
+	return vrdma_post_recv_wq(srq->rq, srq->max_sge, ibsrq->uobject, wr,
+				  bad_wr);
 }

@@ -153,6 +153,13 @@ void vrdma_dealloc_ucontext(struct ib_ucontext *uc)
 {
 }
 
+/* Unregistering cuts programs off instead of waiting for them to close
+ * the device; they have nothing of ours mapped.
+ */
+void vrdma_disassociate_ucontext(struct ib_ucontext *uc)
+{
+}
+
 int vrdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct virtio_rdma_rsp_create_pd rsp;
@@ -166,14 +173,20 @@ int vrdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/* Never fails, as every destroy: a refusal is a device error. */
 int vrdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct vrdma_dev *dev = to_vdev(ibpd->device);
 	struct virtio_rdma_cmd_destroy_pd req = {
 		.pdn = cpu_to_le32(to_vpd(ibpd)->pdn),
 	};
+	int err;
 
-	return vrdma_cmd(to_vdev(ibpd->device), VIRTIO_CMD_DESTROY_PD, &req,
-			 sizeof(req), NULL, 0);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_PD, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "DESTROY_PD %u refused: %d\n",
+				to_vpd(ibpd)->pdn, err);
+	return 0;
 }
 
 /* An address vector as UD WQEs carry it (docs/virtio-rdma.md section 5). */
