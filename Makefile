@@ -156,6 +156,12 @@ $(OBJ)/asan/daemon/%.o: daemon/%.c
 	$(call say,CC-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(DEFS) $(pkg_cflags) \
 		$(call sub_inc,$(word 2,$(subst /, ,$<))) -MMD -MP -c $< -o $@
+# vrdmad-liar (tests only): the device subsystem again, with its lies
+# compiled in (daemon/device/vdev_lie.h); never installed.
+$(OBJ)/liar/daemon/%.o: daemon/%.c
+	$(call say,CC-LIAR,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -DVDEV_LIES $(DEFS) $(pkg_cflags) \
+		$(call sub_inc,$(word 2,$(subst /, ,$<))) -MMD -MP -c $< -o $@
 $(OBJ)/fuzz/daemon/%.o: daemon/%.c
 	$(call say,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D) && $(CLANG) $(FUZZ_FLAGS) $(DEFS) $(pkg_cflags) \
@@ -222,6 +228,16 @@ $(BUILD)/vrdmad: $(call objs,rel,$(DAEMON_MAIN)) $(call daemon_libs,rel)
 $(BUILD)/asan/vrdmad: $(call objs,asan,$(DAEMON_MAIN)) $(call daemon_libs,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< $(call link_libs,asan) -o $@ $(pkg_libs)
+
+LIAR_LIBS := $(foreach s,$(SUBSYSTEMS),$(if $(filter device,$(s)),$(OBJ)/liar/libdevice.a,$(call sub_lib,asan,$(s))))
+$(OBJ)/liar/libdevice.a: $(call objs,liar,$(call sub_srcs,device))
+	$(call say,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(BUILD)/asan/vrdmad-liar: $(call objs,asan,$(DAEMON_MAIN)) $(LIAR_LIBS)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< -Wl,--start-group $(LIAR_LIBS) -Wl,--end-group \
+		-o $@ $(pkg_libs)
 
 $(BUILD)/vrdmactl: $(call objs,rel,$(CTL_SRCS))
 	$(call say,LD,$@)
@@ -356,12 +372,13 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 qemu:
 	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null
 
-vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
+vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdmad-liar
 	$(Q)qdir=$$(guest/qemu/build.sh $(VRDMA_GUEST_CACHE)) && \
 		VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		VRDMAD_LIAR=$(CURDIR)/$(BUILD)/asan/vrdmad-liar \
 		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
-		tests/run-suite.sh vm vm --harness device.sh verbs.sh perf.sh
+		tests/run-suite.sh vm vm --harness device.sh verbs.sh perf.sh hostile.sh
 
 # Every man page renders without a warning and documents every flag, command
 # and configuration key the programs have.

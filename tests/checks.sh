@@ -1,7 +1,9 @@
 # Numbered checks, WireGuard style, for every test script: source it, then
 # `check "what" command...` for each, and end with `summary NAME`.
 # A script may define check_failed, called after a failed check (the netns
-# tests print the daemon's log there).
+# tests print the daemon's log there), and check_after, run after each check
+# that passed: if it fails, so does the check (the VM tests look at the
+# guest's kernel log there).
 NTEST=0
 NFAIL=0
 
@@ -9,7 +11,7 @@ check() {
 	local what=$1
 	shift
 	NTEST=$((NTEST + 1))
-	if "$@"; then
+	if "$@" && { ! declare -F check_after > /dev/null || check_after; }; then
 		printf '  [%2d] %-66s ok\n' "$NTEST" "$what"
 	else
 		printf '  [%2d] %-66s FAIL\n' "$NTEST" "$what"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "vdev_int.h"
+#include "vdev_lie.h"
 
 #define CQE_SIZE sizeof(struct virtio_rdma_cqe)
 #define POLL_BUDGET 64		/* WQEs or CQEs per queue per poll */
@@ -40,9 +41,16 @@ static unsigned int poll_ctrl(struct vdev *v)
 			rsp_len = 0;
 			v->stats.ctrl_cmds++;
 			v->stats.ctrl_errors++;
+		} else if (vdev_lie_refuse(req[0], &rsp[0])) {
+			rsp_len = 0;
 		} else {
 			rsp[0] = vdev_ctrl_exec(v, req[0], req + 1, got - 1, rsp + 1,
 						e.in_len - 1, &rsp_len);
+			vdev_lie_answer(req[0], rsp[0], rsp + 1, rsp_len);
+			if (vdev_lie_mute(req[0])) {
+				n++;
+				continue;
+			}
 		}
 		virtq_write(&e, 0, rsp, 1 + rsp_len);
 		virtq_push(vq, e.head, 1 + rsp_len);
@@ -206,6 +214,15 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 
 	if (!virtq_ready(vq))
 		return 0;
+	if (vdev_lie_empty_cqes()) {
+		while (n < POLL_BUDGET && cq_buffer(v, vq, &e) > 0) {
+			virtq_push(vq, e.head, 0);
+			n++;
+		}
+		if (n)
+			virtq_notify(vq, true);
+		return n;
+	}
 	while (cq->n_events && (r = cq_buffer(v, vq, &e)) != 0) {
 		if (r < 0)
 			return n;
@@ -225,6 +242,7 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		if (r <= 0)
 			break;
 		cqe_from_wc(&cq->held, &c);
+		vdev_lie_cqe(&c);
 		cq->have_held = false;
 		virtq_write(&e, 0, &c, CQE_SIZE);
 		virtq_push(vq, e.head, CQE_SIZE);

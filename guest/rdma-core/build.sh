@@ -2,7 +2,8 @@
 # guest/rdma-core/build.sh TREE OUTDIR: build the vrdma provider inside
 # Debian's rdma-core source TREE and copy libvrdma-rdmav*.so and
 # vrdma.driver (the /etc/libibverbs.d entry) into OUTDIR, with
-# vrdma-wr-test (tests/wr_test.c), built against TREE's libibverbs.
+# vrdma-wr-test (tests/wr_test.c) and vrdma-stress (tests/stress.c),
+# built against TREE's libibverbs.
 #
 # Runs where TREE's compiler and libraries are: in the guest build root
 # (guest/image.sh calls it there). TREE must be configured already
@@ -38,3 +39,5 @@ cp "$TREE/build/providers/vrdma/vrdma.driver" "$OUT/"
 # libibverbs.so.1 of TREE's version: the guest's own at run time
 cc -O2 -g -Wall -Wextra -Werror -I"$TREE/build/include" -o "$OUT/vrdma-wr-test" \
 	"$HERE/tests/wr_test.c" -L"$TREE/build/lib" -libverbs
+cc -O2 -g -Wall -Wextra -Werror -pthread -I"$TREE/build/include" -o "$OUT/vrdma-stress" \
+	"$HERE/tests/stress.c" -L"$TREE/build/lib" -libverbs

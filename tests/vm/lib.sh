@@ -23,10 +23,20 @@ check_failed() {
 	grep -v 'vhost-user [A-Z_]*$' "$DLOG" | tail -n 15 | sed 's/^/    | /'
 }
 
-# vm_pair_up NAME: the bridges, vrdmad with VM alpha (its config in CONF),
-# the Soft-RoCE guest, then the VM, whose boot is the script's first check;
-# if the VM does not come up, NAME's summary and exit.
-vm_pair_up() {
+# The VM runs as the kernel's own tests run drivers: 2 vCPUs, SLUB's
+# consistency checks, red zones, poisoning and owner tracking
+# (slub_debug=FZPU), and a kernel log that must stay free of reports:
+# vm_boot starts a reader of it (kmsg_watch), and check_after fails a check
+# that left a report there.
+VM_SMP=2
+VM_APPEND="slub_debug=FZPU"
+KMSG=
+KMSG_SEEN=0
+KMSG_BAD='BUG|WARNING|Oops|general protection|KASAN|UBSAN|[Cc]orrupt|soft lockup|hard LOCKUP|rcu.*stall|blocked for more than|Call Trace|refcount_t'
+
+# vm_host: the bridges and vrdmad with VM alpha (its config in CONF;
+# max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP).
+vm_host() {
 	local sock=$TMP/alpha.sock ns
 	trap 'guests_off; cleanup' EXIT
 	# both images first (cached after the first run)
@@ -51,10 +61,37 @@ vm_pair_up() {
 gid = $VM
 mac = $VMMAC
 socket = $sock
-max_cq = 8
-max_qp = 8" vm.conf)
+max_cq = ${VM_MAX_CQ:-8}
+max_qp = ${VM_MAX_QP:-8}" vm.conf)
 	start_daemon "$CONF"
+}
 
+# vm_boot NAME: the VM, whose boot is the script's first check (then its
+# kernel log is watched); if it does not come up, NAME's summary and exit.
+vm_boot() {
+	echo "vm: booting the vrdma guest"
+	guest_use vm
+	GUEST_IMAGE=$VM_IMAGE
+	GUEST_MAC=$VMMAC
+	GUEST_MACHINE=q35,memory-backend=mem
+	GUEST_MEM=512
+	GUEST_SMP=$VM_SMP
+	GUEST_APPEND=$VM_APPEND
+	GUEST_RDMA=vrdma
+	GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
+		-chardev "socket,id=vrdma0,path=$TMP/alpha.sock,reconnect=1"
+		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
+	guest_tap "$NSA" "vv$ID" br0
+	check "the VM boots (2 vCPUs, slub_debug); virtio_rdma registers vrdma0" guest_boot "$NSA" "vv$ID" "$VM/24"
+	[ -n "$GUEST_PID" ] || { guest_save vm; summary "$1"; exit 1; }
+	kmsg_watch
+	guest_save vm
+	echo "vm: VM up in $GUEST_BOOT_SECS s"
+}
+
+# vm_pair_up NAME: vm_host, the Soft-RoCE guest, then the VM (vm_boot).
+vm_pair_up() {
+	vm_host
 	echo "vm: booting the Soft-RoCE guest"
 	guest_use rxe
 	GUEST_IMAGE=$RXE_IMAGE
@@ -62,23 +99,33 @@ max_qp = 8" vm.conf)
 	guest_boot "$NSC" "vr$ID" "$RXE/24"
 	echo "vm: rxe guest up in $GUEST_BOOT_SECS s"
 	guest_save rxe
-
-	echo "vm: booting the vrdma guest"
-	guest_use vm
-	GUEST_IMAGE=$VM_IMAGE
-	GUEST_MAC=$VMMAC
-	GUEST_MACHINE=q35,memory-backend=mem
-	GUEST_MEM=512
-	GUEST_RDMA=vrdma
-	GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
-		-chardev "socket,id=vrdma0,path=$sock,reconnect=1"
-		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
-	guest_tap "$NSA" "vv$ID" br0
-	check "the VM boots; virtio_rdma registers vrdma0" guest_boot "$NSA" "vv$ID" "$VM/24"
-	guest_save vm
-	[ -n "$GUEST_PID" ] || { summary "$1"; exit 1; }
-	echo "vm: VM up in $GUEST_BOOT_SECS s"
+	vm_boot "$1"
 }
+
+# kmsg_watch: the VM's kernel log, as it grows, into a host file (the
+# current guest must be the VM).
+kmsg_watch() {
+	guest_start kmsg 7200 dmesg --follow
+	KMSG=$(guest_output kmsg)
+	KMSG_SEEN=0
+}
+
+# kmsg_clean: no report in the VM's kernel log since the last look; the
+# report's lines, if there is one.
+kmsg_clean() {
+	local n new
+	[ -n "$KMSG" ] && [ -f "$KMSG" ] || return 0
+	sleep 0.2
+	n=$(wc -l < "$KMSG")
+	new=$(tail -n "+$((KMSG_SEEN + 1))" "$KMSG" | head -n "$((n - KMSG_SEEN))")
+	KMSG_SEEN=$n
+	if echo "$new" | grep -Eq "$KMSG_BAD"; then
+		echo "    the VM's kernel log has a report:"
+		echo "$new" | grep -E -A 30 "$KMSG_BAD" | head -n 60 | sed 's/^/    | /'
+		return 1
+	fi
+}
+check_after() { kmsg_clean; }
 
 guests_off() {
 	guest_use vm

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A device that lies to its guest, for the guest driver's tests only
+ * (tests/vm/hostile.sh): compiled in with -DVDEV_LIES into vrdmad-liar,
+ * never into vrdmad, where every hook below is an empty inline. The lie is
+ * named by the environment variable VRDMAD_LIE (docs/guest.md, "How it is
+ * tested").
+ */
+#ifndef VRDMAD_VDEV_LIE_H
+#define VRDMAD_VDEV_LIE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "virtio_rdma.h"
+
+struct vdev;
+
+#ifdef VDEV_LIES
+/* Before a command runs: true to answer *status at once, not running it. */
+bool vdev_lie_refuse(uint8_t cmd, uint8_t *status);
+/* After it ran: its answer, rewritten. */
+void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len);
+/* Whether the command, run, gets no answer at all. */
+bool vdev_lie_mute(uint8_t cmd);
+/* A CQE about to be written, rewritten. */
+void vdev_lie_cqe(struct virtio_rdma_cqe *c);
+/* Whether CQ buffers go back empty (used length 0), each poll. */
+bool vdev_lie_empty_cqes(void);
+#else
+static inline bool vdev_lie_refuse(uint8_t cmd, uint8_t *status)
+{
+	(void)cmd, (void)status;
+	return false;
+}
+static inline void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len)
+{
+	(void)cmd, (void)status, (void)rsp, (void)rsp_len;
+}
+static inline bool vdev_lie_mute(uint8_t cmd)
+{
+	(void)cmd;
+	return false;
+}
+static inline void vdev_lie_cqe(struct virtio_rdma_cqe *c)
+{
+	(void)c;
+}
+static inline bool vdev_lie_empty_cqes(void)
+{
+	return false;
+}
+#endif
+
+#endif

@@ -1,0 +1,154 @@
+#!/bin/bash
+# The guest driver against its own users (docs/guest.md, "What the driver
+# promises"): unprivileged programs in the VM try to turn virtio_rdma.ko
+# against the VM's kernel; the kernel must not report anything, and the
+# device must serve another user afterwards.
+#
+#   netns vrA-ID                                netns vrC-ID
+#   +-------------------------------------+     +-------------------+
+#   | br0 -- vA-ID (vrdmad's port, XDP)   |<--->| vA-IDp -- br0     |
+#   |  |                                  |     +-------------------+
+#   | tap vv... (the VM's virtio-net)     |
+#   | vrdmad (ASan): [vm alpha], max_cq 12, max_qp 16
+#   +--|---------------|------------------+
+#      | vhost-user    | tap
+#   QEMU/TCG: Debian 13, 2 vCPUs, slub_debug=FZPU, vrdma0 on eth0 10.208.0.11
+#
+# Every check is followed by a look at the VM's kernel log (check_after in
+# lib.sh): a BUG, WARNING, Oops, lockup or corruption report fails it.
+#
+# Then the driver against its device: vrdmad is replaced by vrdmad-liar
+# (daemon/device/vdev_lie.c, a test-only build), which tells the guest one
+# lie at a time; the driver must catch it, say so, and reset the device,
+# without a kernel report or a program left hanging; the honest vrdmad
+# then serves the VM again once the driver is bound again.
+#
+# Environment: VRDMAD, VRDMAD_LIAR, VRDMACTL, BPF_OBJ (the Makefile's ASan
+# build), VRDMA_QEMU_DIR (guest/qemu/build.sh's output). Needs root. Exit 77 (SKIP)
+# only when QEMU cannot run here.
+set -e
+source "$(dirname "$0")/lib.sh"
+: "${VRDMAD_LIAR:?set VRDMAD_LIAR to the vrdmad-liar binary}"
+
+VM_MAX_CQ=12 VM_MAX_QP=16 vm_host
+vm_boot hostile
+
+# as_user UID TIMEOUT CMD: a shell command line in the VM as that user,
+# with Debian's default locked-memory limit (8 MiB), not root's.
+as_user() {
+	local uid=$1 t=$2
+	shift 2
+	guest_run "$t" "ulimit -l 8192; exec setpriv --reuid=$uid --regid=$uid --clear-groups -- $*"
+}
+
+# vrdma-stress (guest/rdma-core/tests/stress.c) as nobody: all slots but
+# six held, threads racing create/destroy of CQs, QPs and SRQs with work
+# queued, MRs deregistered under RDMA WRITEs, the control queue flooded.
+stress() {
+	local out rc=0
+	guest_use vm
+	out=$(as_user 65534 "$((STRESS_SECS + 60))" vrdma-stress -d vrdma0 -g 1 \
+		-t "$STRESS_SECS" -n "$STRESS_ROUNDS") || rc=$?
+	guest_save vm
+	echo "$out" | grep -v '^$' | tail -n 12 | sed 's/^/    /'
+	[ $rc = 0 ]
+}
+STRESS_SECS=${STRESS_SECS:-90}
+STRESS_ROUNDS=${STRESS_ROUNDS:-3000}
+check "vrdma-stress as nobody: create/destroy races, floods, MRs under WRITEs" stress
+check "and once more, the slots reused by a new process" stress
+
+# ibv_rc_pingpong of another user (uid 1000), server and client in the VM
+# on vrdma0 (vrdmad loops the frames back): the device still serves.
+other_user_pp() {
+	local port=$((20000 + NTEST)) rc=0
+	guest_use vm
+	guest_start "srv$NTEST" 60 setpriv --reuid=1000 --regid=1000 --clear-groups -- \
+		ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 200 -p "$port"
+	guest_listening "$port" 30 || { echo "    the server did not listen"; guest_save vm; return 1; }
+	as_user 1000 50 ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 200 -p "$port" 127.0.0.1 \
+		> "$TMP/client.out" 2>&1 || rc=$?
+	guest_wait "srv$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
+	guest_save vm
+	grep -h 'bytes in' "$TMP/server.out" "$TMP/client.out" | sed 's/^/    /'
+	if [ $rc != 0 ]; then
+		tail -n 5 "$TMP/server.out" "$TMP/client.out" | sed 's/^/    /'
+	fi
+	[ $rc = 0 ]
+}
+check "then another user's ibv_rc_pingpong works" other_user_pp
+
+# Every slot free again: nothing leaked by a create that failed half-way
+# or a destroy under load; a new process gets all max_cq CQs and max_qp QPs.
+all_slots() {
+	local out rc=0
+	guest_use vm
+	out=$(as_user 1000 60 vrdma-stress -d vrdma0 -g 1 -H) || rc=$?
+	guest_save vm
+	echo "$out" | grep holding | sed 's/^/    /'
+	[ $rc = 0 ]
+}
+check "every CQ and QP slot can be had again" all_slots
+
+# ---- the device lies ----
+# rebind TIMEOUT_MS: the driver bound again (a fresh device), its commands
+# given TIMEOUT_MS; vrdma0 ACTIVE.
+rebind() {
+	local out
+	guest_use vm
+	out=$(guest_run 90 "modprobe -r virtio_rdma; modprobe virtio_rdma cmd_timeout_ms=$1 &&
+		for i in \$(seq 150); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;
+		rdma link show vrdma0/1") || { echo "$out" | sed 's/^/    /'; guest_save vm; return 1; }
+	guest_save vm
+	echo "$out" | grep -q 'state ACTIVE' || { echo "    $out"; return 1; }
+}
+
+# daemon_swap [LIE]: the running vrdmad ends cleanly and the liar telling
+# LIE (or, without one, the honest vrdmad) takes the VM's socket.
+daemon_swap() {
+	clean_exit "$DPID" "$DLOG" || { echo "    vrdmad did not end cleanly"; return 1; }
+	if [ -n "${1:-}" ]; then
+		VRDMAD=$VRDMAD_LIAR VRDMAD_LIE=$1 start_daemon "$CONF" || return 1
+	else
+		start_daemon "$CONF" || return 1
+	fi
+	# QEMU connects again within a second (reconnect=1); a driver bound
+	# before that would wait on a device with no back end
+	for _ in $(seq 100); do
+		grep -q 'vhost-user front-end connected' "$DLOG" && return 0
+		sleep 0.1
+	done
+	echo "    QEMU did not connect to the new vrdmad"
+	return 1
+}
+
+# lie LIE REGEX: under LIE, vrdma-stress runs 10 s as nobody; it must end
+# by itself (not by its timeout), and the driver must have said REGEX and
+# reset the device.
+lie() {
+	local out rc=0 log
+	daemon_swap "$1" && rebind 3000 || return 1
+	guest_use vm
+	guest_run 10 dmesg -C > /dev/null	# the swap's own reset is not the lie's
+	out=$(as_user 65534 60 vrdma-stress -d vrdma0 -g 1 -t 10 -n 200) || rc=$?
+	log=$(guest_run 20 "dmesg | grep -E 'virtio_rdma|vrdma' | tail -n 8")
+	guest_save vm
+	echo "    vrdma-stress exit $rc; the driver said:"
+	echo "$log" | sed 's/^/    | /'
+	[ "$rc" -lt 124 ] && echo "$log" | grep -Eq "$2" && echo "$log" | grep -q 'device reset'
+}
+check "lie: every destroy answered BUSY" lie destroy_busy 'DESTROY_[A-Z]+ [0-9]+ refused|DEREG_MR [0-9]+ refused'
+check "lie: CREATE answers name slots in use" lie slot_used 'which is in use'
+check "lie: CREATE answers name slots out of range" lie slot_range 'device gave (QP|SRQ|CQ).* slot [0-9]+ of|gave CQ slot'
+check "lie: CQEs name a QP of another CQ" lie cqe_qp 'which is not on it'
+check "lie: CQ buffers come back empty, endlessly" lie cqe_empty 'a used buffer of 0 bytes'
+check "lie: REG_USER_MR never answered (its pages held to the reset)" lie mute_reg_mr 'got no answer'
+
+honest_again() { daemon_swap && rebind 30000 && other_user_pp; }
+check "the honest vrdmad back, the driver bound again: ibv_rc_pingpong works" honest_again
+
+guests_off
+check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"
+DAEMON_PIDS=()
+
+summary hostile
