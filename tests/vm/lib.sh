@@ -21,6 +21,7 @@ VMMAC=52:54:00:d0:00:0b
 check_failed() {
 	echo "    --- vrdmad's log (last 15 lines)"
 	grep -v 'vhost-user [A-Z_]*$' "$DLOG" | tail -n 15 | sed 's/^/    | /'
+	kmsg_clean > /dev/null || kmsg_clean_said
 }
 
 # The VM runs as the kernel's own tests run drivers: 2 vCPUs, SLUB's
@@ -119,11 +120,16 @@ kmsg_clean() {
 	n=$(wc -l < "$KMSG")
 	new=$(tail -n "+$((KMSG_SEEN + 1))" "$KMSG" | head -n "$((n - KMSG_SEEN))")
 	KMSG_SEEN=$n
+	KMSG_NEW=$new
 	if echo "$new" | grep -Eq "$KMSG_BAD"; then
-		echo "    the VM's kernel log has a report:"
-		echo "$new" | grep -E -A 30 "$KMSG_BAD" | head -n 60 | sed 's/^/    | /'
+		kmsg_clean_said
 		return 1
 	fi
+}
+# kmsg_clean_said: the report kmsg_clean found, as it shows it.
+kmsg_clean_said() {
+	echo "    the VM's kernel log has a report:"
+	echo "$KMSG_NEW" | grep -E -B 2 -A 30 "$KMSG_BAD" | head -n 60 | sed 's/^/    | /'
 }
 check_after() { kmsg_clean; }
 

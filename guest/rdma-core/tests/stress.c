@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * vrdma-stress [-d DEVICE] [-g GID_INDEX] [-n ITERATIONS] [-t SECONDS]
- *              [-k KEEP] [-H]
+ *              [-k KEEP] [-f FLOODERS] [-H]
  * A hostile program against the guest driver (docs/guest.md, "What the
  * driver promises"), meant to run as an unprivileged user: it first holds
  * all but KEEP (6) of the device's QP slots and all but KEEP of its CQ
@@ -14,8 +14,9 @@
  *   srq       an SRQ with receives posted, a QP on it, all destroyed
  *   mr        an MR registered, RDMA WRITEs into it from a connected pair
  *             posted, the MR deregistered with the WRITEs in flight
- *   flood     ibv_query_device / ibv_query_port / ibv_req_notify_cq in a loop
- *             from several threads: the control queue stays full
+ *   flood     ibv_query_device / ibv_query_port / ibv_req_notify_cq in a loop,
+ *             from FLOODERS threads (-f, 2): with more threads than the
+ *             control queue has room, it stays full
  *
  * Verbs are allowed to fail (the device runs out of slots, a QP goes to
  * error); the program checks that every thread made progress and that the
@@ -362,13 +363,30 @@ static void *flood(void *arg)
 	return NULL;
 }
 
+/* Queries only: the flooders past the first two hold no CQ slot. */
+static void *flood_query(void *arg)
+{
+	struct worker *w = arg;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+
+	while (go_on(w)) {
+		if (ibv_query_device(ctx, &da) || ibv_query_port(ctx, 1, &pa))
+			w->failed++;
+		w->rounds++;
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	struct worker ws[] = {
+	static const struct worker roles[] = {
 		{ .role = "churn", .fn = churn }, { .role = "churn", .fn = churn },
 		{ .role = "srq", .fn = srq_churn }, { .role = "mr", .fn = mr_churn },
 		{ .role = "flood", .fn = flood }, { .role = "flood", .fn = flood },
 	};
+	struct worker *ws;
+	int nflood = 2, nw;
 	const char *name = NULL;
 	struct ibv_device **list;
 	struct ibv_device_attr da;
@@ -379,16 +397,17 @@ int main(int argc, char **argv)
 	int keep = 6, nheld_cq = 0, nheld_qp = 0, i, c, passed = 0, failed = 0;
 	long rounds = 0, vfailed = 0;
 
-	while ((c = getopt(argc, argv, "d:g:n:t:k:H")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:n:t:k:f:H")) != -1) {
 		switch (c) {
 		case 'd': name = optarg; break;
 		case 'g': gid_index = atoi(optarg); break;
 		case 'n': iterations = atol(optarg); break;
 		case 't': seconds = atof(optarg); break;
 		case 'k': keep = atoi(optarg); break;
+		case 'f': nflood = atoi(optarg); break;
 		case 'H': hold_only = true; keep = 0; break;
 		default:
-			fprintf(stderr, "usage: vrdma-stress [-d DEV] [-g GID] [-n N] [-t S] [-k KEEP] [-H]\n");
+			fprintf(stderr, "usage: vrdma-stress [-d DEV] [-g GID] [-n N] [-t S] [-k KEEP] [-f FLOODERS] [-H]\n");
 			return 2;
 		}
 	}
@@ -421,16 +440,29 @@ int main(int argc, char **argv)
 		failed = !passed;
 		goto release;
 	}
+	nw = (int)(sizeof(roles) / sizeof(roles[0])) - 2 + (nflood > 0 ? nflood : 0);
+	ws = calloc(nw, sizeof(*ws));
+	if (!ws)
+		return 1;
+	for (i = 0; i < nw; i++) {
+		if (i < (int)(sizeof(roles) / sizeof(roles[0])) - 2 + (nflood < 2 ? nflood : 2)) {
+			ws[i] = roles[i];
+		} else {
+			ws[i].role = "flood";
+			ws[i].fn = flood_query;
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = 0; i < (int)(sizeof(ws) / sizeof(ws[0])); i++)
+	for (i = 0; i < nw; i++)
 		if (pthread_create(&ws[i].th, NULL, ws[i].fn, &ws[i])) {
 			perror("pthread_create");
 			return 1;
 		}
-	for (i = 0; i < (int)(sizeof(ws) / sizeof(ws[0])); i++) {
+	for (i = 0; i < nw; i++) {
 		pthread_join(ws[i].th, NULL);
-		printf("vrdma-stress: thread %d (%s): %ld rounds, %ld verbs failed\n", i,
-		       ws[i].role, ws[i].rounds, ws[i].failed);
+		if (i < 6 || ws[i].rounds == 0)
+			printf("vrdma-stress: thread %d (%s): %ld rounds, %ld verbs failed\n", i,
+			       ws[i].role, ws[i].rounds, ws[i].failed);
 		if (ws[i].rounds > 0)
 			passed++;
 		else
@@ -438,8 +470,9 @@ int main(int argc, char **argv)
 		rounds += ws[i].rounds;
 		vfailed += ws[i].failed;
 	}
-	printf("vrdma-stress: %ld rounds, %ld verbs failed in %.1f s\n", rounds, vfailed,
-	       elapsed());
+	printf("vrdma-stress: %d threads: %ld rounds, %ld verbs failed in %.1f s\n", nw, rounds,
+	       vfailed, elapsed());
+	free(ws);
 release:
 	while (nheld_qp)
 		ibv_destroy_qp(held_qp[--nheld_qp]);
