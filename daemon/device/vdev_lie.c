@@ -10,6 +10,8 @@
  *   cqe_qp        every CQE names the QP created last (on another CQ)
  *   cqe_empty     CQ buffers go back with used length 0, endlessly
  *   mute_reg_mr   REG_USER_MR registers the MR and never answers
+ *   mute_notify   REQ_NOTIFY_CQ arms the CQ and never answers (a kernel CQ's
+ *                 driver spins for that answer)
  *
  * Only built with -DVDEV_LIES (the Makefile's vrdmad-liar).
  */
@@ -90,7 +92,8 @@ void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len
 
 bool vdev_lie_mute(uint8_t cmd)
 {
-	return lying("mute_reg_mr") && cmd == VIRTIO_CMD_REG_USER_MR;
+	return (lying("mute_reg_mr") && cmd == VIRTIO_CMD_REG_USER_MR) ||
+	       (lying("mute_notify") && cmd == VIRTIO_CMD_REQ_NOTIFY_CQ);
 }
 
 void vdev_lie_cqe(struct virtio_rdma_cqe *c)

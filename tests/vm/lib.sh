@@ -72,6 +72,18 @@ max_qp = ${VM_MAX_QP:-8}" vm.conf)
 vm_boot() {
 	echo "vm: booting the vrdma guest"
 	guest_use vm
+	vm_knobs
+	guest_tap "$NSA" "vv$ID" br0
+	check "the VM boots (2 vCPUs, slub_debug); virtio_rdma registers vrdma0" guest_boot "$NSA" "vv$ID" "$VM/24"
+	[ -n "$GUEST_PID" ] || { guest_save vm; summary "$1"; exit 1; }
+	kmsg_watch
+	guest_save vm
+	echo "vm: VM up in $GUEST_BOOT_SECS s"
+}
+
+# vm_knobs: the current guest's knobs, the VM's (alpha's device on
+# vrdmad's socket).
+vm_knobs() {
 	GUEST_IMAGE=$VM_IMAGE
 	GUEST_MAC=$VMMAC
 	GUEST_MACHINE=q35,memory-backend=mem
@@ -82,12 +94,6 @@ vm_boot() {
 	GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
 		-chardev "socket,id=vrdma0,path=$TMP/alpha.sock,reconnect=1"
 		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
-	guest_tap "$NSA" "vv$ID" br0
-	check "the VM boots (2 vCPUs, slub_debug); virtio_rdma registers vrdma0" guest_boot "$NSA" "vv$ID" "$VM/24"
-	[ -n "$GUEST_PID" ] || { guest_save vm; summary "$1"; exit 1; }
-	kmsg_watch
-	guest_save vm
-	echo "vm: VM up in $GUEST_BOOT_SECS s"
 }
 
 # vm_pair_up NAME: vm_host, the Soft-RoCE guest, then the VM (vm_boot).
