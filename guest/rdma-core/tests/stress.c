@@ -19,9 +19,11 @@
  *             control queue has room, it stays full
  *
  * Verbs are allowed to fail (the device runs out of slots, a QP goes to
- * error); the program checks that every thread made progress and that the
- * kernel let it end. Prints "vrdma-stress: N rounds, M verbs failed" and
- * "vrdma-stress: N passed, M failed"; exits 1 if a thread made no round.
+ * error), but destroys are not (a destroy that fails leaks, and a kernel
+ * consumer cannot retry one); the program checks that every thread made
+ * progress with no destroy failed, and that the kernel let it end. Prints "vrdma-stress: N rounds, M verbs failed" and
+ * "vrdma-stress: N passed, M failed"; exits 1 if a thread made no round
+ * or saw a destroy fail.
  * With -H it only takes every slot (KEEP 0) and exits 1 unless it got them
  * all: no slot leaked by an earlier run.
  */
@@ -51,6 +53,7 @@ struct worker {
 	pthread_t th;
 	long rounds;
 	long failed;		/* verbs that returned an error */
+	long destroy_failed;	/* destroys that did: never allowed */
 };
 
 static double elapsed(void)
@@ -167,7 +170,7 @@ static void poll_some(struct ibv_cq *cq)
 static void destroy_qp(struct worker *w, struct ibv_qp *qp)
 {
 	if (qp && ibv_destroy_qp(qp))
-		w->failed++;
+		w->destroy_failed++;
 }
 
 /* A thread's PD and one MR over a buffer of its own. */
@@ -225,7 +228,7 @@ static void *churn(void *arg)
 		destroy_qp(w, a);
 		destroy_qp(w, b);
 		if (ibv_destroy_cq(cq))
-			w->failed++;
+			w->destroy_failed++;
 	}
 	res_put(&r);
 	return NULL;
@@ -264,7 +267,7 @@ static void *srq_churn(void *arg)
 			w->failed++;
 		destroy_qp(w, qp);
 		if (ibv_destroy_srq(srq))
-			w->failed++;
+			w->destroy_failed++;
 	}
 	if (cq)
 		ibv_destroy_cq(cq);
@@ -319,7 +322,7 @@ static void *mr_churn(void *arg)
 		}
 		post_sends(w, a, smr, IBV_WR_RDMA_WRITE, tmr, 8);
 		if (ibv_dereg_mr(tmr))
-			w->failed++;
+			w->destroy_failed++;
 		poll_some(cq);
 		poll_some(cq);
 		w->rounds++;
@@ -460,10 +463,10 @@ int main(int argc, char **argv)
 		}
 	for (i = 0; i < nw; i++) {
 		pthread_join(ws[i].th, NULL);
-		if (i < 6 || ws[i].rounds == 0)
-			printf("vrdma-stress: thread %d (%s): %ld rounds, %ld verbs failed\n", i,
-			       ws[i].role, ws[i].rounds, ws[i].failed);
-		if (ws[i].rounds > 0)
+		if (i < 6 || ws[i].rounds == 0 || ws[i].destroy_failed)
+			printf("vrdma-stress: thread %d (%s): %ld rounds, %ld verbs failed, %ld destroys\n",
+			       i, ws[i].role, ws[i].rounds, ws[i].failed, ws[i].destroy_failed);
+		if (ws[i].rounds > 0 && !ws[i].destroy_failed)
 			passed++;
 		else
 			failed++;
