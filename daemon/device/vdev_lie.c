@@ -12,6 +12,8 @@
  *   mute_reg_mr   REG_USER_MR registers the MR and never answers
  *   mute_notify   REQ_NOTIFY_CQ arms the CQ and never answers (a kernel CQ's
  *                 driver spins for that answer)
+ *   slow_ctrl     one control command answered per millisecond, so that a
+ *                 guest's threads fill the control queue (honest, just slow)
  *
  * Only built with -DVDEV_LIES (the Makefile's vrdmad-liar).
  */
@@ -19,6 +21,7 @@
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vdev_lie.h"
 
@@ -94,6 +97,16 @@ bool vdev_lie_mute(uint8_t cmd)
 {
 	return (lying("mute_reg_mr") && cmd == VIRTIO_CMD_REG_USER_MR) ||
 	       (lying("mute_notify") && cmd == VIRTIO_CMD_REQ_NOTIFY_CQ);
+}
+
+bool vdev_lie_slow_ctrl(void)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+
+	if (!lying("slow_ctrl"))
+		return false;
+	nanosleep(&ms, NULL);
+	return true;
 }
 
 void vdev_lie_cqe(struct virtio_rdma_cqe *c)

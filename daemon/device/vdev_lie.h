@@ -23,6 +23,8 @@ bool vdev_lie_refuse(uint8_t cmd, uint8_t *status);
 void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len);
 /* Whether the command, run, gets no answer at all. */
 bool vdev_lie_mute(uint8_t cmd);
+/* After an answer: whether to stop this poll (having slept a while). */
+bool vdev_lie_slow_ctrl(void);
 /* A CQE about to be written, rewritten. */
 void vdev_lie_cqe(struct virtio_rdma_cqe *c);
 /* Whether CQ buffers go back empty (used length 0), each poll. */
@@ -40,6 +42,10 @@ static inline void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, ui
 static inline bool vdev_lie_mute(uint8_t cmd)
 {
 	(void)cmd;
+	return false;
+}
+static inline bool vdev_lie_slow_ctrl(void)
+{
 	return false;
 }
 static inline void vdev_lie_cqe(struct virtio_rdma_cqe *c)

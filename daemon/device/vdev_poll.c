@@ -55,6 +55,8 @@ static unsigned int poll_ctrl(struct vdev *v)
 		virtq_write(&e, 0, rsp, 1 + rsp_len);
 		virtq_push(vq, e.head, 1 + rsp_len);
 		n++;
+		if (vdev_lie_slow_ctrl())
+			break;
 	}
 	if (n)
 		virtq_notify(vq, false);

@@ -90,9 +90,11 @@ struct vrdma_dev {
 	bool ctrl_stopped;		/* reset: nothing is with the device */
 	/* The device failed (no answer, a lie, or its back end went away):
 	 * commands fail at once, work fails with -EIO, and reset_work resets
-	 * it. It stays dead until the driver is bound again.
+	 * it, then (recover: a device error, not a lost back end) has it
+	 * probed again (vrdma_recover.c).
 	 */
 	bool broken;
+	bool recover;
 
 	struct virtqueue **vqs;
 	char (*vq_names)[16];
@@ -205,6 +207,12 @@ static inline struct vrdma_mr *to_vmr(struct ib_mr *mr)
 /* vrdma_ctrl.c */
 int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	      void *rsp, size_t rsp_len);
+int vrdma_recover_init(struct device_driver *drv);
+void vrdma_recover_exit(void);
+int vrdma_recover_schedule(struct virtio_device *vdev);
+
+int vrdma_cmd_destroy(struct vrdma_dev *dev, u8 cmd, const char *what,
+		      u32 handle);
 int vrdma_cmd_atomic(struct vrdma_dev *dev, u8 cmd, const void *req,
 		     size_t req_len, void *rsp, size_t rsp_len);
 void vrdma_ctrl_done(struct virtqueue *vq);

@@ -54,13 +54,30 @@ static void vrdma_cq_drain(struct vrdma_cq_slot *slot)
 		clear_bit(c - slot->cqes, slot->posted);
 }
 
+/*
+ * The device lets the CQ go and its slot becomes free; the slot is being
+ * released (vrdma_slot_release_begin) and no interrupt finds the CQ.
+ */
+static void vrdma_cq_release(struct vrdma_dev *dev, struct vrdma_cq *cq)
+{
+	struct vrdma_cq_slot *slot = cq->slot;
+	unsigned long flags;
+
+	vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_CQ, "DESTROY_CQ", cq->cqn);
+	/* a poller of this CQ holds the slot's lock until done */
+	spin_lock_irqsave(&slot->lock, flags);
+	if (slot->cqes)
+		vrdma_cq_drain(slot);
+	spin_unlock_irqrestore(&slot->lock, flags);
+	vrdma_slot_release_end(dev, &slot->state);
+}
+
 int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs)
 {
 	struct vrdma_dev *dev = to_vdev(ibcq->device);
 	struct vrdma_cq *cq = to_vcq(ibcq);
 	struct virtio_rdma_cmd_create_cq req;
-	struct virtio_rdma_cmd_destroy_cq dreq;
 	struct virtio_rdma_rsp_create_cq rsp;
 	struct vrdma_cq_slot *slot;
 	unsigned long flags;
@@ -110,15 +127,7 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 
 destroy_cq:
 	vrdma_slot_release_begin(dev, &slot->state);
-	dreq.cqn = rsp.cqn;
-	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &dreq, sizeof(dreq), NULL, 0))
-		vrdma_dev_error(dev, "DESTROY_CQ %u of a CQ not created failed\n",
-				cq->cqn);
-	spin_lock_irqsave(&slot->lock, flags);
-	if (slot->cqes)
-		vrdma_cq_drain(slot);
-	spin_unlock_irqrestore(&slot->lock, flags);
-	vrdma_slot_release_end(dev, &slot->state);
+	vrdma_cq_release(dev, cq);
 	return err;
 }
 
@@ -132,22 +141,11 @@ int vrdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct vrdma_cq *cq = to_vcq(ibcq);
 	struct vrdma_dev *dev = cq->dev;
-	struct vrdma_cq_slot *slot = cq->slot;
-	struct virtio_rdma_cmd_destroy_cq req = { .cqn = cpu_to_le32(cq->cqn) };
-	unsigned long flags;
-	int err;
 
-	vrdma_slot_release_begin(dev, &slot->state);
+	vrdma_slot_release_begin(dev, &cq->slot->state);
 	RCU_INIT_POINTER(dev->cqs[cq->cqn], NULL);
 	synchronize_rcu();
-	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_CQ, &req, sizeof(req), NULL, 0);
-	if (err && !READ_ONCE(dev->broken))
-		vrdma_dev_error(dev, "DESTROY_CQ %u refused: %d\n", cq->cqn, err);
-	/* a poller of this CQ holds the slot's lock until done */
-	spin_lock_irqsave(&slot->lock, flags);
-	vrdma_cq_drain(slot);
-	spin_unlock_irqrestore(&slot->lock, flags);
-	vrdma_slot_release_end(dev, &slot->state);
+	vrdma_cq_release(dev, cq);
 	return 0;
 }
 

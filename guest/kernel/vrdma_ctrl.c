@@ -253,6 +253,25 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	return vrdma_ctrl_finish(dev, r, cmd, rsp, rsp_len);
 }
 
+/*
+ * vrdma_cmd_destroy: a DESTROY_* or DEREG_MR of the object the device knows
+ * by handle (each such request is that one le32). A live device that
+ * refuses is in error: what the object held stays the device's until it is
+ * reset. Returns the command's result; a caller holding memory the device
+ * may still use keeps it on failure.
+ */
+int vrdma_cmd_destroy(struct vrdma_dev *dev, u8 cmd, const char *what,
+		      u32 handle)
+{
+	__le32 req = cpu_to_le32(handle);
+	int err;
+
+	err = vrdma_cmd(dev, cmd, &req, sizeof(req), NULL, 0);
+	if (err && !READ_ONCE(dev->broken))
+		vrdma_dev_error(dev, "%s %u refused: %d\n", what, handle, err);
+	return err;
+}
+
 /* vrdma_cmd_atomic: the same in any context: spins on the used ring
  * instead of sleeping, for at most VRDMA_CMD_SPIN_NS.
  */

@@ -255,13 +255,8 @@ int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vrdma_mr *mr = to_vmr(ibmr);
 	struct vrdma_dev *dev = to_vdev(ibmr->device);
-	struct virtio_rdma_cmd_dereg_mr req = { .mrn = cpu_to_le32(mr->mrn) };
-	int err;
 
-	err = vrdma_cmd(dev, VIRTIO_CMD_DEREG_MR, &req, sizeof(req), NULL, 0);
-	if (err && !READ_ONCE(dev->broken))
-		vrdma_dev_error(dev, "DEREG_MR %u refused: %d\n", mr->mrn, err);
-	if (err) {
+	if (vrdma_cmd_destroy(dev, VIRTIO_CMD_DEREG_MR, "DEREG_MR", mr->mrn)) {
 		/* a fast-registration list may be read by an unanswered
 		 * MAP_MR_SG too
 		 */

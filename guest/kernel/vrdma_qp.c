@@ -27,13 +27,26 @@ static void vrdma_wq_take(struct vrdma_wq *wq)
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
+/*
+ * The device lets the QP go and its slot becomes free; the slot is being
+ * released and nothing finds the QP by its number.
+ */
+static void vrdma_qp_release(struct vrdma_dev *dev, struct vrdma_qp *qp)
+{
+	vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_QP, "DESTROY_QP",
+			  qp->ibqp.qp_num);
+	/* the device gave back every WQE of the slot (DESTROY_QP) */
+	vrdma_wq_take(qp->sq);
+	vrdma_wq_take(qp->rq);
+	vrdma_slot_release_end(dev, &dev->qp_slots[qp->slot].state);
+}
+
 int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
 	struct vrdma_dev *dev = to_vdev(ibqp->device);
 	struct vrdma_qp *qp = to_vqp(ibqp);
 	struct virtio_rdma_cmd_create_qp req = {};
-	struct virtio_rdma_cmd_destroy_qp dreq;
 	struct virtio_rdma_rsp_create_qp rsp;
 	struct ib_qp_cap *cap = &init->cap;
 	u32 qpn, k;
@@ -109,13 +122,7 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 destroy_qp:
 	vrdma_slot_release_begin(dev, &dev->qp_slots[k].state);
-	dreq.qpn = rsp.qpn;
-	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &dreq, sizeof(dreq), NULL, 0))
-		vrdma_dev_error(dev, "DESTROY_QP %u of a QP not created failed\n",
-				qpn);
-	vrdma_wq_take(qp->sq);
-	vrdma_wq_take(qp->rq);
-	vrdma_slot_release_end(dev, &dev->qp_slots[k].state);
+	vrdma_qp_release(dev, qp);
 	return err;
 }
 
@@ -263,14 +270,11 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
 	struct vrdma_dev *dev = qp->dev;
-	struct virtio_rdma_cmd_destroy_qp req = { .qpn = cpu_to_le32(qp->ibqp.qp_num) };
 	struct vrdma_cq *scq = to_vcq(ibqp->send_cq);
 	struct vrdma_cq *rcq = to_vcq(ibqp->recv_cq);
-	u8 *state = &dev->qp_slots[qp->slot].state;
 	unsigned long flags;
-	int err;
 
-	vrdma_slot_release_begin(dev, state);
+	vrdma_slot_release_begin(dev, &dev->qp_slots[qp->slot].state);
 	/* completions and events find it no more; a poller that found it
 	 * before holds its CQ's slot lock until done with it
 	 */
@@ -279,14 +283,7 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&scq->slot->lock, flags);
 	spin_lock_irqsave(&rcq->slot->lock, flags);
 	spin_unlock_irqrestore(&rcq->slot->lock, flags);
-	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_QP, &req, sizeof(req), NULL, 0);
-	if (err && !READ_ONCE(dev->broken))
-		vrdma_dev_error(dev, "DESTROY_QP %u refused: %d\n",
-				qp->ibqp.qp_num, err);
-	/* the device gave back every WQE of the slot (DESTROY_QP) */
-	vrdma_wq_take(qp->sq);
-	vrdma_wq_take(qp->rq);
-	vrdma_slot_release_end(dev, state);
+	vrdma_qp_release(dev, qp);
 	return 0;
 }
 
@@ -578,6 +575,14 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
  * receive WQEs (docs/virtio-rdma.md, CREATE_SRQ) ----
  */
 
+/* The device lets the SRQ go and its slot becomes free (as vrdma_qp_release). */
+static void vrdma_srq_release(struct vrdma_dev *dev, struct vrdma_srq *srq)
+{
+	vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_SRQ, "DESTROY_SRQ", srq->srqn);
+	vrdma_wq_take(srq->rq);	/* the device gave them all back */
+	vrdma_slot_release_end(dev, &dev->qp_slots[srq->slot].state);
+}
+
 int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
 {
@@ -589,7 +594,6 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		.max_sge = cpu_to_le32(init->attr.max_sge),
 		.srq_limit = cpu_to_le32(init->attr.srq_limit),
 	};
-	struct virtio_rdma_cmd_destroy_srq dreq;
 	struct virtio_rdma_rsp_create_srq rsp;
 	u32 k;
 	int err;
@@ -629,12 +633,7 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 destroy_srq:
 	vrdma_slot_release_begin(dev, &dev->qp_slots[k].state);
-	dreq.srqn = rsp.srqn;
-	if (vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &dreq, sizeof(dreq), NULL, 0))
-		vrdma_dev_error(dev, "DESTROY_SRQ %u of an SRQ not created failed\n",
-				srq->srqn);
-	vrdma_wq_take(srq->rq);
-	vrdma_slot_release_end(dev, &dev->qp_slots[k].state);
+	vrdma_srq_release(dev, srq);
 	return err;
 }
 
@@ -685,19 +684,11 @@ int vrdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct vrdma_srq *srq = to_vsrq(ibsrq);
 	struct vrdma_dev *dev = srq->dev;
-	struct virtio_rdma_cmd_destroy_srq req = { .srqn = cpu_to_le32(srq->srqn) };
-	u8 *state = &dev->qp_slots[srq->slot].state;
-	int err;
 
-	vrdma_slot_release_begin(dev, state);
+	vrdma_slot_release_begin(dev, &dev->qp_slots[srq->slot].state);
 	/* the event path finds SRQs under the xarray's lock */
 	xa_erase_irq(&dev->srqs, srq->srqn);
-	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_SRQ, &req, sizeof(req), NULL, 0);
-	if (err && !READ_ONCE(dev->broken))
-		vrdma_dev_error(dev, "DESTROY_SRQ %u refused: %d\n", srq->srqn,
-				err);
-	vrdma_wq_take(srq->rq);	/* the device gave them all back */
-	vrdma_slot_release_end(dev, state);
+	vrdma_srq_release(dev, srq);
 	return 0;
 }
 

@@ -116,29 +116,35 @@ int vrdma_query_pkey(struct ib_device *ib, u32 port, u16 index, u16 *pkey)
  * device each entry. The device takes only GIDs the host assigned to the VM
  * (and the link-local GID of its MAC): others fail with -EPERM, so the core
  * keeps them out of the table and no QP can use them (docs/virtio-rdma.md).
+ * A device that failed refuses nothing: its table is gone with it, and a
+ * refusal would fail a registration half-way through the GID table.
  */
 int vrdma_add_gid(const struct ib_gid_attr *attr, void **context)
 {
+	struct vrdma_dev *dev = to_vdev(attr->device);
 	struct virtio_rdma_cmd_add_gid req = {
 		.gid_type = cpu_to_le32(attr->gid_type),
 		.index = cpu_to_le16(attr->index),
 		.port_num = cpu_to_le32(attr->port_num),
 	};
+	int err;
 
 	memcpy(req.gid, attr->gid.raw, sizeof(req.gid));
-	return vrdma_cmd(to_vdev(attr->device), VIRTIO_CMD_ADD_GID, &req,
-			 sizeof(req), NULL, 0);
+	err = vrdma_cmd(dev, VIRTIO_CMD_ADD_GID, &req, sizeof(req), NULL, 0);
+	return READ_ONCE(dev->broken) ? 0 : err;
 }
 
 int vrdma_del_gid(const struct ib_gid_attr *attr, void **context)
 {
+	struct vrdma_dev *dev = to_vdev(attr->device);
 	struct virtio_rdma_cmd_del_gid req = {
 		.index = cpu_to_le16(attr->index),
 		.port = cpu_to_le32(attr->port_num),
 	};
+	int err;
 
-	return vrdma_cmd(to_vdev(attr->device), VIRTIO_CMD_DEL_GID, &req,
-			 sizeof(req), NULL, 0);
+	err = vrdma_cmd(dev, VIRTIO_CMD_DEL_GID, &req, sizeof(req), NULL, 0);
+	return READ_ONCE(dev->broken) ? 0 : err;
 }
 
 /* User contexts carry nothing: the provider posts and polls through the
@@ -176,16 +182,8 @@ int vrdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 /* Never fails, as every destroy: a refusal is a device error. */
 int vrdma_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	struct vrdma_dev *dev = to_vdev(ibpd->device);
-	struct virtio_rdma_cmd_destroy_pd req = {
-		.pdn = cpu_to_le32(to_vpd(ibpd)->pdn),
-	};
-	int err;
-
-	err = vrdma_cmd(dev, VIRTIO_CMD_DESTROY_PD, &req, sizeof(req), NULL, 0);
-	if (err && !READ_ONCE(dev->broken))
-		vrdma_dev_error(dev, "DESTROY_PD %u refused: %d\n",
-				to_vpd(ibpd)->pdn, err);
+	vrdma_cmd_destroy(to_vdev(ibpd->device), VIRTIO_CMD_DESTROY_PD,
+			  "DESTROY_PD", to_vpd(ibpd)->pdn);
 	return 0;
 }
 
