@@ -281,8 +281,10 @@ static int vrdma_netdev_event(struct notifier_block *nb, unsigned long event,
  * record, or its back end went away (QEMU's vhost-user-rdma sets
  * NEEDS_RESET: every RDMA object it held is gone). Commands and work fail
  * with -EIO from now on; vrdma_reset_work tells the programs and resets the
- * device, then frees what it might still have touched. The device stays
- * dead until the driver is bound again (docs/guest.md). Any context.
+ * device, then frees what it might still have touched. A device error is
+ * followed by a new probe (vrdma_recover.c); a back end that went away,
+ * for now, by nothing until the driver is bound again (docs/guest.md).
+ * Any context.
  */
 void vrdma_dev_fail(struct vrdma_dev *dev)
 {
@@ -304,9 +306,10 @@ void vrdma_dev_error(struct vrdma_dev *dev, const char *fmt, ...)
 		vaf.va = &args;
 		dev_err(&dev->vdev->dev, "%pV", &vaf);
 		va_end(args);
-		dev_err(&dev->vdev->dev, "device error: %s is reset and stays dead until the driver is bound again\n",
+		dev_err(&dev->vdev->dev, "device error: %s is reset, then probed again\n",
 			dev_name(&dev->ib.dev));
 	}
+	WRITE_ONCE(dev->recover, true);
 	vrdma_dev_fail(dev);
 }
 
@@ -379,17 +382,30 @@ static void vrdma_stop_device(struct vrdma_dev *dev)
 static void vrdma_reset_work(struct work_struct *work)
 {
 	struct vrdma_dev *dev = container_of(work, struct vrdma_dev, reset_work);
+	struct virtio_device *vdev = dev->vdev;
 	struct ib_event ev = {
 		.device = &dev->ib,
 		.element.port_num = VRDMA_PORT,
 		.event = IB_EVENT_DEVICE_FATAL,
 	};
+	int secs;
 
 	if (READ_ONCE(dev->ctrl_stopped))
 		return;
 	ib_dispatch_event(&ev);
 	vrdma_stop_device(dev);
-	dev_info(&dev->vdev->dev, "device reset: what it held is freed\n");
+	/* without a back end (NEEDS_RESET) a probe would hang on commands */
+	if (!READ_ONCE(dev->recover) ||
+	    (vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET)) {
+		dev_info(&vdev->dev, "device reset: what it held is freed\n");
+		return;
+	}
+	secs = vrdma_recover_schedule(vdev);
+	if (secs < 0)
+		dev_info(&vdev->dev, "device reset: what it held is freed\n");
+	else
+		dev_info(&vdev->dev, "device reset: what it held is freed; probed again in %d s\n",
+			 secs);
 }
 
 static void vrdma_config_changed(struct virtio_device *vdev)
@@ -571,7 +587,27 @@ static struct virtio_driver vrdma_driver = {
 	.remove = vrdma_remove,
 	.config_changed = vrdma_config_changed,
 };
-module_virtio_driver(vrdma_driver);
+static int __init vrdma_init(void)
+{
+	int err;
+
+	err = vrdma_recover_init(&vrdma_driver.driver);
+	if (err)
+		return err;
+	err = register_virtio_driver(&vrdma_driver);
+	if (err)
+		vrdma_recover_exit();
+	return err;
+}
+
+static void __exit vrdma_exit(void)
+{
+	vrdma_recover_exit();	/* no re-probe races the unregistering */
+	unregister_virtio_driver(&vrdma_driver);
+}
+
+module_init(vrdma_init);
+module_exit(vrdma_exit);
 
 MODULE_DESCRIPTION("RDMA (RoCEv2) on the virtio-rdma device of vrdmad");
 MODULE_LICENSE("GPL");
