@@ -288,7 +288,7 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	}
 	if (v->broken)
 		return n;
-	*next_timer = eng_poll(v->eng);
+	n += eng_poll(v->eng, next_timer);
 	for (i = 0; i < v->cq_hi && !v->broken; i++)
 		if (v->cqs[i].eng)
 			n += poll_cq(v, &v->cqs[i], i);

@@ -14,7 +14,9 @@
  *   waits the responder's RNR time first (rnr_retry 7: for ever, 9.7.5.2.8);
  *   an error NAK completes the WQE with its status and the QP goes to ERR.
  * - The timer fires when nothing is acknowledged for 4.096 us * 2^timeout;
- *   after retry_cnt resends in a row, RETRY_EXC_ERR.
+ *   after retry_cnt resends in a row, RETRY_EXC_ERR (timeouts of a QP the
+ *   path's window held back are forgiven a few times: cc.c).
+ * - Losses, timeouts and CNPs cut the path's window; progress opens it (cc.c).
  */
 #include <endian.h>
 #include <string.h>
@@ -54,7 +56,9 @@ void eng_comp_progress(struct eng_qp *qp, uint32_t psn)
 
 	if (!psn_after(psn, qp->comp.psn))
 		return;
+	eng_cc_acked(qp, (uint32_t)psn_diff(psn, qp->comp.psn));
 	qp->comp.psn = psn;
+	eng_cc_sync(qp);
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;
 	qp->comp.gap_handled = false;
@@ -79,6 +83,7 @@ static void implied_nak(struct eng_qp *qp, uint32_t psn)
 		return;
 	qp->comp.gap_handled = true;
 	eng_count(qp, ENG_CNT_IMPLIED_NAK);
+	eng_cc_cut(qp, ENG_CC_LOSS);
 	eng_req_rewind(qp, psn);
 }
 
@@ -112,6 +117,7 @@ static void comp_alive(struct eng_qp *qp)
 	if (qp->comp.deadline)
 		qp->comp.deadline = eng_now(qp->dev) +
 				    eng_timeout_ns(qp->attr.timeout);
+	eng_cc_alive(qp);	/* and the probe timer too */
 }
 
 static void read_response(struct eng_qp *qp, const struct roce_pkt *pkt)
@@ -274,6 +280,7 @@ void eng_comp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	switch (syn) {
 	case AETH_NAK_PSN:
 		eng_count(qp, ENG_CNT_NAK_RCVD_PSN);
+		eng_cc_cut(qp, ENG_CC_LOSS);
 		eng_req_rewind(qp, psn);
 		break;
 	case AETH_NAK_ACCESS:
@@ -298,16 +305,20 @@ void eng_comp_timers(struct eng_qp *qp, uint64_t now)
 		return;
 	if (qp->comp.rnr_until && now >= qp->comp.rnr_until)
 		qp->comp.rnr_until = 0;		/* the requester resumes */
+	eng_cc_timers(qp, now);
 	if (!qp->comp.deadline || now < qp->comp.deadline)
 		return;
 	qp->comp.deadline = 0;
 	if (qp->req.psn == qp->comp.psn && qp->req.max_psn == qp->comp.psn)
 		return;				/* nothing outstanding after all */
-	if (!qp->comp.retry_left) {
-		comp_fail(qp, ENG_WC_RETRY_EXC_ERR, ENG_CNT_ERR_RETRY_EXCEEDED);
-		return;
+	eng_cc_cut(qp, ENG_CC_TIMEOUT);
+	if (eng_cc_timeout_counts(qp)) {
+		if (!qp->comp.retry_left) {
+			comp_fail(qp, ENG_WC_RETRY_EXC_ERR, ENG_CNT_ERR_RETRY_EXCEEDED);
+			return;
+		}
+		qp->comp.retry_left--;
 	}
-	qp->comp.retry_left--;
 	/* This resend asks for a READ's missing responses too: what arrives
 	 * out of sequence before it is answered is no new gap. */
 	qp->comp.gap_handled = true;

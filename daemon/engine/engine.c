@@ -42,6 +42,15 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_RETRANSMITTED_PKTS] = "retransmitted_packets",
 	[ENG_CNT_IMPLIED_NAK] = "implied_nak",
 	[ENG_CNT_DUPLICATE_READ] = "duplicate_read",
+	[ENG_CNT_DROP_DUPLICATE_READ] = "drop_duplicate_read",
+	[ENG_CNT_CC_HELD] = "cc_held",
+	[ENG_CNT_CC_CUTS] = "cc_cuts",
+	[ENG_CNT_CC_CNP_CUTS] = "cc_cnp_cuts",
+	[ENG_CNT_CC_FORGIVEN] = "cc_timeouts_forgiven",
+	[ENG_CNT_CC_PROBES] = "cc_probes",
+	[ENG_CNT_CNP_RCVD] = "cnp_received",
+	[ENG_CNT_CNP_SENT] = "cnp_sent",
+	[ENG_CNT_ECN_CE] = "ecn_ce_received",
 	[ENG_CNT_DUPLICATE_ATOMIC] = "duplicate_atomic",
 	[ENG_CNT_ATOMIC_MISALIGNED] = "atomic_misaligned",
 	[ENG_CNT_ERR_RETRY_EXCEEDED] = "err_retry_exceeded",
@@ -137,7 +146,7 @@ int eng_xmit(struct eng_qp *qp, const struct eng_ah_attr *ah, const struct roce_
 	memcpy(a.dgid, ah->dgid, 16);
 	/* A17.4.2: the source port is flow entropy; one flow per QP. */
 	a.sport = 0xc000 | ((qp->qpn ^ (qp->qpn >> 14)) & 0x3fff);
-	a.tclass = ah->traffic_class;
+	a.tclass = eng_cc_tclass(qp->dev, ah->traffic_class);
 	a.hop_limit = ah->hop_limit ? ah->hop_limit : 64;
 	a.flow_label = ah->flow_label;
 	a.ip_id = (uint16_t)qp->cnt.c[ENG_CNT_TX_PKTS];
@@ -292,10 +301,8 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 {
 	struct eng_qp *qp = NULL;
 
-	if (pkt->op->qpt != ROCE_QPT_CNP)
-		qp = eng_qp_from_num(dev, pkt->h.dqpn);
+	qp = eng_qp_from_num(dev, pkt->h.dqpn);
 	if (!qp) {
-		/* CNPs are counted here too: no congestion control yet. */
 		count(dev, NULL, ENG_CNT_DROP_NO_QP);
 		return;
 	}
@@ -304,6 +311,13 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 		eng_count(qp, ENG_CNT_DROP_ADDRESS);
 		return;
 	}
+	/* A CNP names the QP whose packets met congestion (annex A17.9) */
+	if (pkt->op->qpt == ROCE_QPT_CNP) {
+		eng_cc_rx(qp, pkt);
+		return;
+	}
+	if ((pkt->addr.tclass & 3) == 3)
+		eng_cc_rx(qp, pkt);	/* CE: tell the sender */
 	if (pkt->op->mask & ROCE_F_RESP)
 		eng_comp_rx(qp, pkt);
 	else
@@ -331,25 +345,32 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return !a ? b : !b ? a : a < b ? a : b;
 }
 
-uint64_t eng_poll(struct eng_dev *dev)
+unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer)
 {
 	uint64_t now = eng_now(dev), next = 0;
+	unsigned int budget, work = 0;
 	uint32_t i;
 
+	/* each poll starts one QP further: no QP always comes first to the
+	 * transmit buffers and to room in a shared window */
+	if (dev->qps.cap)
+		dev->poll_first = (dev->poll_first + 1) % dev->qps.cap;
 	for (i = 0; i < dev->qps.cap; i++) {
-		struct eng_qp *qp = dev->qps.slot[i];
+		struct eng_qp *qp = dev->qps.slot[(dev->poll_first + i) % dev->qps.cap];
 
 		if (!qp || qp == ENG_SRQ_SLOT)
 			continue;
+		budget = ENG_POLL_QP_BUDGET;
 		/* READ responses first: an ACK for later PSNs must not overtake
 		 * them (9.7.5.1.5). Then one coalesced ACK for what came in. */
-		if (!eng_resp_send_reads(qp) && qp->resp.ack_pending &&
+		if (!eng_resp_send_reads(qp, &budget) && qp->resp.ack_pending &&
 		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & ROCE_PSN_MASK))
 			qp->resp.ack_pending = false;
 		eng_comp_timers(qp, now);
 		if (!qp->comp.rnr_until)
-			while (eng_req_step(qp) > 0)
-				;
+			while (budget && eng_req_step(qp) > 0)
+				budget--;
+		work += ENG_POLL_QP_BUDGET - budget;
 		if (qp->attr.qp_state == ENG_QPS_SQD)
 			sqd_check(qp);
 		/* Anything in flight runs the retransmit timer (9.7.6.1.3). */
@@ -359,7 +380,9 @@ uint64_t eng_poll(struct eng_dev *dev)
 		    qp->attr.timeout)
 			qp->comp.deadline = now + eng_timeout_ns(qp->attr.timeout);
 		if (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD)
-			next = earliest(next, earliest(qp->comp.deadline, qp->comp.rnr_until));
+			next = earliest(next, earliest(earliest(qp->comp.deadline, qp->comp.rnr_until),
+						       qp->comp.probe_at));
 	}
-	return next;
+	*next_timer = next;
+	return work;
 }

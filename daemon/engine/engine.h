@@ -244,6 +244,16 @@ enum eng_counter {
 	ENG_CNT_RETRANSMITTED_PKTS,
 	ENG_CNT_IMPLIED_NAK,		/* READ response gap or ACK beyond a READ */
 	ENG_CNT_DUPLICATE_READ,		/* READ re-executed from responder resources */
+	ENG_CNT_DROP_DUPLICATE_READ,	/* a repeated READ not asking for its original's tail */
+	/* congestion control (cc.c) */
+	ENG_CNT_CC_HELD,		/* a send held back by the path's window */
+	ENG_CNT_CC_CUTS,		/* the window cut for a loss or a timeout */
+	ENG_CNT_CC_CNP_CUTS,		/* the window cut for a CNP */
+	ENG_CNT_CC_FORGIVEN,		/* a timeout of a held QP not counted */
+	ENG_CNT_CC_PROBES,		/* a resend after the probe timeout (no ACK) */
+	ENG_CNT_CNP_RCVD,		/* CNPs for our QPs */
+	ENG_CNT_CNP_SENT,		/* CNPs sent for CE-marked requests */
+	ENG_CNT_ECN_CE,			/* requests that arrived marked CE */
 	ENG_CNT_DUPLICATE_ATOMIC,	/* atomic answered from its saved result (9.7.5.1.x) */
 	ENG_CNT_ATOMIC_MISALIGNED,	/* atomic target not 8-byte aligned (NAKed) */
 	/* errors that complete work with an error status */
@@ -327,11 +337,25 @@ const struct eng_counters *eng_dev_counters(const struct eng_dev *dev);
 void eng_dev_set_limits(struct eng_dev *dev, uint32_t max_pd, uint32_t max_mr, uint32_t max_cq,
 			uint32_t max_qp);
 
+/* Congestion control (cc.c, docs/congestion.md). */
+struct eng_cc_config {
+	bool ecn;			/* send ECT(0), answer CE with CNPs */
+	uint64_t cnp_interval_ns;	/* at most one CNP per QP in this time */
+};
+#define ENG_CC_DEFAULT_CNP_INTERVAL_NS	50000ull
+void eng_dev_set_cc(struct eng_dev *dev, const struct eng_cc_config *cc);
+
 /* A frame the codec accepted, for this device's QPs. */
 void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt);
-/* Send what may be sent and run the timers. Returns the time of the next
- * timer (ns on the ops clock), or 0 if none is armed. */
-uint64_t eng_poll(struct eng_dev *dev);
+/* Frames one QP sends per eng_poll, requests and READ responses together:
+ * one QP's 2 GiB WRITE or READ must not keep its worker from the others. */
+#define ENG_POLL_QP_BUDGET	64
+/* Send what may be sent, at most ENG_POLL_QP_BUDGET frames per QP, and run
+ * the timers. *next_timer: the time of the next timer (ns on the ops
+ * clock), or 0 if none is armed. Returns the frames sent (and local work
+ * requests done): while not 0, call again soon, after the other devices of
+ * the worker had their turn. */
+unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer);
 
 int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **pd);
 int eng_pd_free(struct eng_pd *pd);		/* -EBUSY while MRs or QPs use it */
@@ -421,6 +445,8 @@ int eng_post_recv(struct eng_qp *qp, const struct eng_recv_wr *wr);
  * completes with `status` after it. */
 int eng_qp_refuse_wr(struct eng_qp *qp, bool recv, uint64_t wr_id, enum eng_wc_status status);
 uint32_t eng_qp_num(const struct eng_qp *qp);
+/* The congestion window (packets) of the path the QP sends on; 0: none. */
+uint32_t eng_qp_cwnd(const struct eng_qp *qp);
 uint32_t eng_qp_handle(const struct eng_qp *qp);	/* small, < max_qp; not the QPN */
 struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn);	/* or NULL */
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp);

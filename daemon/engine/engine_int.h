@@ -40,6 +40,33 @@ void eng_idmap_free(struct eng_idmap *m);
 int eng_idmap_add_random(struct eng_idmap *m, uint32_t mask, bool (*bad)(uint32_t), void *obj,
 			 uint32_t *name);
 
+/* A destination of this device's RC QPs and its congestion window (cc.c). */
+struct eng_path {
+	struct eng_path *next;
+	uint8_t dgid[16];
+	uint32_t users;		/* QPs sending on it */
+	uint32_t inflight;	/* their packets sent and not acknowledged */
+	uint32_t cwnd;		/* packets, ENG_CC_MIN..ENG_CC_MAX */
+	uint32_t ssthresh;
+	uint32_t acked;		/* towards the next +1 in congestion avoidance */
+	uint32_t recover;	/* packets to be acknowledged before the next cut */
+	uint64_t progress;	/* acknowledgements that moved a QP on */
+	uint64_t srtt, rttvar;	/* ns, RFC 6298's estimators; srtt 0: no sample */
+};
+
+#define ENG_CC_INIT	ENG_SEND_WINDOW	/* a lone QP's window, as before */
+#define ENG_CC_MIN	2
+#define ENG_CC_MAX	1024
+#define ENG_CC_FORGIVE	7		/* timeouts in a row held by the window */
+/* A QP with packets in flight and no ACK for this long (or the path's
+ * srtt + 4 rttvar, if longer) sends again from its oldest one: a lost last
+ * packet draws no NAK, and the IB timer (67 ms at timeout 14) is for a
+ * peer that is gone, not for a queue that overflowed. */
+#define ENG_CC_PTO_MIN_NS	1000000ull
+#define ENG_CC_PTO_MAX_SHIFT	6
+
+enum eng_cc_signal { ENG_CC_LOSS, ENG_CC_TIMEOUT, ENG_CC_CNP };
+
 struct eng_dev {
 	enum eng_mtu port_mtu;	/* UD messages and the ceiling of path_mtu */
 	struct eng_counters cnt;	/* all QPs, and frames for no QP */
@@ -53,6 +80,9 @@ struct eng_dev {
 					 * bits are the consumer's
 					 * (ib_update_fast_reg_key, ibv_inc_rkey) */
 	struct eng_idmap qpns;		/* QPs by number */
+	struct eng_path *paths;		/* cc.c */
+	struct eng_cc_config cc;	/* eng_dev_set_cc */
+	uint32_t poll_first;		/* eng_poll starts there, round robin */
 };
 
 struct eng_pd {
@@ -191,7 +221,16 @@ struct eng_qp {
 		uint8_t rnr_left;	/* rnr_retry minus RNR NAKs since progress */
 		uint64_t rnr_until;	/* RNR wait: send nothing before this */
 		bool gap_handled;	/* one implied NAK per READ-response gap */
+		bool cc_held;		/* the path's window held it since progress */
+		uint8_t cc_forgiven;	/* timeouts not counted since progress */
+		uint64_t probe_at;	/* cc.c: resend from comp.psn then, 0 = off */
+		uint8_t probes;		/* probes since progress (backoff) */
+		uint32_t rtt_psn;	/* a packet being timed, sent at rtt_at */
+		uint64_t rtt_at;	/* 0: none */
 	} comp;
+	struct eng_path *path;		/* cc.c: RC in RTS or SQD */
+	uint32_t cc_inflight;		/* its share of path->inflight */
+	uint64_t cc_progress;		/* path->progress at its own last progress */
 	/* What the responder keeps between packets names MRs by key, never by
 	 * pointer, and checks the key again at each use: an MR deregistered
 	 * meanwhile (by the guest, or with its VM) fails that check. */
@@ -202,9 +241,11 @@ struct eng_qp {
 		uint32_t first_psn, npkts;	/* the responses' PSNs */
 		uint32_t lo, end;	/* the READ's own PSNs: duplicates match them */
 		uint32_t next;		/* responses sent */
-		uint64_t va;
+		uint64_t va;		/* what the responses carry */
 		uint32_t len;
 		uint32_t rkey;
+		uint64_t va0;		/* the READ as first asked: a duplicate */
+		uint32_t len0;		/* may ask only for a tail of it */
 	} *rd_res;
 	uint32_t rd_res_next;		/* ring slot for the next READ */
 	struct {			/* responder: requests to memory and receives */
@@ -217,6 +258,8 @@ struct eng_qp {
 		uint32_t wrkey;		/* WRITE target */
 		uint64_t wva;
 		uint32_t wresid;
+		uint64_t cnp_at;	/* when the last CNP went out (cc.c) */
+		bool cnp_sent;		/* cnp_at is set */
 	} resp;
 	struct eng_counters cnt;
 };
@@ -317,7 +360,25 @@ void eng_comp_progress(struct eng_qp *qp, uint32_t psn);
 void eng_req_rewind(struct eng_qp *qp, uint32_t psn);
 
 int eng_req_step(struct eng_qp *qp);		/* req.c */
-int eng_resp_send_reads(struct eng_qp *qp);	/* resp.c: pending READ responses */
+/* resp.c: pending READ responses, at most *budget frames (counted down);
+ * 0 once none is left to send */
+int eng_resp_send_reads(struct eng_qp *qp, unsigned int *budget);
+
+/* cc.c: the path's window; see there */
+void eng_cc_sync(struct eng_qp *qp);		/* after the PSNs or the state changed */
+void eng_cc_detach(struct eng_qp *qp);
+bool eng_cc_may_send(struct eng_qp *qp);
+bool eng_cc_ack_wanted(const struct eng_qp *qp);
+void eng_cc_acked(struct eng_qp *qp, uint32_t n);
+void eng_cc_cut(struct eng_qp *qp, enum eng_cc_signal why);
+bool eng_cc_timeout_counts(struct eng_qp *qp);
+void eng_cc_free(struct eng_dev *dev);
+void eng_cc_sent(struct eng_qp *qp, uint32_t psn, bool resend);	/* after a request went out */
+void eng_cc_timers(struct eng_qp *qp, uint64_t now);	/* the probe timer */
+void eng_cc_rewound(struct eng_qp *qp);		/* timed packets are resent */
+void eng_cc_alive(struct eng_qp *qp);		/* the responder answers, out of order */
+void eng_cc_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* ECN, CNPs */
+uint8_t eng_cc_tclass(const struct eng_dev *dev, uint8_t tclass);	/* with ECT(0) */
 void eng_comp_timers(struct eng_qp *qp, uint64_t now);	/* comp.c */
 void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt);	/* resp.c */
 uint64_t eng_sge_total(const struct eng_sge *sge, unsigned int n);

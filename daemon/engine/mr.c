@@ -190,6 +190,8 @@ struct eng_dev *eng_dev_new(const struct eng_ops *ops, void *ctx, const struct e
 	dev->cqs.max = ENG_MAX_QP;
 	dev->qps.max = ENG_MAX_QP;
 	dev->srqs.max = ENG_MAX_QP - 1;
+	dev->cc.ecn = true;
+	dev->cc.cnp_interval_ns = ENG_CC_DEFAULT_CNP_INTERVAL_NS;
 	return dev;
 }
 
@@ -206,6 +208,7 @@ void eng_dev_free(struct eng_dev *dev)
 	eng_table_free(&dev->srqs);
 	eng_idmap_free(&dev->mr_keys);
 	eng_idmap_free(&dev->qpns);
+	eng_cc_free(dev);
 	free(dev);
 }
 

@@ -306,6 +306,7 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 	q->cur_qp_state = next;
 	/* IBA 10.3.1, 11.6.3.1 "Last WQE Reached": once in ERR this QP takes
 	 * no more of its SRQ's WQEs, and the one it held was flushed above. */
+	eng_cc_sync(qp);	/* joins or leaves its destination's path */
 	if (next == ENG_QPS_ERR && cur != ENG_QPS_ERR && qp->init.srq && qp->dev->ops->async_error)
 		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, ENG_EVENT_QP_LAST_WQE_REACHED);
 	return 0;
@@ -433,6 +434,7 @@ free_qp:
 
 int eng_qp_destroy(struct eng_qp *qp)
 {
+	eng_cc_detach(qp);
 	eng_mw_qp_gone(qp);	/* its windows are reached through it alone */
 	eng_idmap_del(&qp->dev->qpns, qp->qpn);
 	eng_table_del(&qp->dev->qps, qp->index);

@@ -144,6 +144,8 @@ void eng_req_rewind(struct eng_qp *qp, uint32_t psn)
 			qp->req.wqe = i;
 			qp->req.offset = (uint64_t)psn_diff(psn, w->first_psn) * mtu;
 			qp->req.psn = psn;
+			eng_cc_rewound(qp);
+			eng_cc_sync(qp);
 			return;
 		}
 	}
@@ -233,7 +235,8 @@ int eng_req_step(struct eng_qp *qp)
 	if (eng_wr_is_local(w->wr.opcode))
 		return local_op(qp, w);
 	rd_atomic = eng_wr_is_rd_atomic(w->wr.opcode);
-	if (rc && psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW)
+	if (rc && (psn_diff(qp->req.psn, qp->comp.psn) >= ENG_SEND_WINDOW ||
+		   !eng_cc_may_send(qp)))
 		return 0;
 	if (!w->started) {
 		if (qp->init.qp_type == ENG_QPT_UD && w->length > mtu) {
@@ -267,7 +270,7 @@ int eng_req_step(struct eng_qp *qp)
 	h.psn = qp->req.psn;
 	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
 	h.ackreq = rc && ((last && (signaled(qp, w) || !more_follows(qp, w))) ||
-			  qp->req.noack + 1 >= ENG_ACKREQ_EVERY);
+			  qp->req.noack + 1 >= ENG_ACKREQ_EVERY || eng_cc_ack_wanted(qp));
 	if (qp->init.qp_type == ENG_QPT_UD) {
 		h.dqpn = w->wr.ud.remote_qpn;
 		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
@@ -314,6 +317,8 @@ int eng_req_step(struct eng_qp *qp)
 	if (r)
 		return r;
 	qp->req.noack = h.ackreq ? 0 : qp->req.noack + 1;
+	if (rc)
+		eng_cc_sent(qp, h.psn, psn_before(qp->req.psn, qp->req.max_psn));
 	if (psn_before(qp->req.psn, qp->req.max_psn))
 		eng_count(qp, ENG_CNT_RETRANSMITTED_PKTS);
 	if (rd_atomic) {
@@ -327,6 +332,7 @@ int eng_req_step(struct eng_qp *qp)
 	}
 	if (psn_after(qp->req.psn, qp->req.max_psn))
 		qp->req.max_psn = qp->req.psn;
+	eng_cc_sync(qp);
 	if (qp->req.offset == w->length) {	/* the whole message is out */
 		qp->req.wqe++;
 		qp->req.offset = 0;

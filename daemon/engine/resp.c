@@ -126,7 +126,9 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 	uint32_t mtu = eng_qp_mtu(qp), n = eng_npkts(pkt->h.reth.len, mtu);
 	struct eng_rd_res *r;
 
-	if (qp->resp.in_msg || !qp->attr.max_dest_rd_atomic) {
+	/* a message is at most 2^31 bytes (IBA 9.4.1.1, as rxe): longer, at
+	 * MTU 256, its responses would wrap the PSN space */
+	if (qp->resp.in_msg || !qp->attr.max_dest_rd_atomic || pkt->h.reth.len > ENG_MAX_MSG) {
 		resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
 		return;
 	}
@@ -139,23 +141,35 @@ static void read_new(struct eng_qp *qp, const struct roce_pkt *pkt)
 	*r = (struct eng_rd_res){ .valid = true, .first_psn = pkt->h.psn, .npkts = n,
 				  .lo = pkt->h.psn, .end = psn_add(pkt->h.psn, n),
 				  .va = pkt->h.reth.va, .len = pkt->h.reth.len,
-				  .rkey = pkt->h.reth.rkey };
+				  .rkey = pkt->h.reth.rkey, .va0 = pkt->h.reth.va,
+				  .len0 = pkt->h.reth.len };
 	qp->resp.psn = psn_add(pkt->h.psn, n);
 	qp->resp.msn = (qp->resp.msn + 1) & ROCE_MSN_MASK;
 }
 
 /* A READ already seen: if its resource is still here, answer again from the
- * PSN asked for, with the (re-checked) range of the new request. */
+ * PSN asked for (9.7.5.1.5). The requester asks again for the rest of its
+ * READ from the first response it lacks (all of it, or a part: comp.c asks
+ * for ENG_READ_RESEND_MAX at a time): a duplicate must start exactly there
+ * in the original, with its key, and end within it, or it is dropped, so
+ * that no request restarts responses the original never asked for. */
 static void read_duplicate(struct eng_qp *qp, const struct roce_pkt *pkt)
 {
 	uint32_t i, mtu = eng_qp_mtu(qp);
 
 	for (i = 0; i < qp->attr.max_dest_rd_atomic; i++) {
 		struct eng_rd_res *r = &qp->rd_res[i];
+		uint64_t skip;
 
 		/* the whole READ, not just what the last duplicate asked for */
 		if (!r->valid || r->atomic || psn_before(pkt->h.psn, r->lo) || !psn_before(pkt->h.psn, r->end))
 			continue;
+		skip = (uint64_t)psn_diff(pkt->h.psn, r->lo) * mtu;
+		if (pkt->h.reth.rkey != r->rkey || skip > r->len0 ||
+		    pkt->h.reth.va != r->va0 + skip || pkt->h.reth.len > r->len0 - skip) {
+			eng_count(qp, ENG_CNT_DROP_DUPLICATE_READ);
+			return;
+		}
 		if (read_check(qp, &pkt->h)) {
 			resp_error(qp, AETH_NAK_ACCESS, ENG_CNT_NAK_SENT_ACCESS);
 			return;
@@ -294,7 +308,7 @@ static int read_respond(struct eng_qp *qp, struct eng_rd_res *r)
 	return err;
 }
 
-int eng_resp_send_reads(struct eng_qp *qp)
+int eng_resp_send_reads(struct eng_qp *qp, unsigned int *budget)
 {
 	uint32_t k, size = qp->attr.max_dest_rd_atomic;
 
@@ -305,9 +319,11 @@ int eng_resp_send_reads(struct eng_qp *qp)
 	for (k = 0; k < size; k++) {
 		struct eng_rd_res *r = &qp->rd_res[(qp->rd_res_next + k) % size];
 
-		while (r->valid && r->next < r->npkts)
-			if (read_respond(qp, r))
+		while (r->valid && r->next < r->npkts) {
+			if (!*budget || read_respond(qp, r))
 				return -EAGAIN;
+			--*budget;
+		}
 	}
 	return 0;
 }
@@ -403,9 +419,12 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		qp->resp.offset = 0;
 		if (op->mask & ROCE_F_RETH) {
 			const struct roce_hdrs *h = &pkt->h;
-
 			struct eng_mr *mr;
 
+			if (h->reth.len > ENG_MAX_MSG) {	/* as for READs */
+				resp_error(qp, AETH_NAK_INVALID, ENG_CNT_NAK_SENT_INVALID);
+				return;
+			}
 			qp->resp.wva = h->reth.va;
 			qp->resp.wresid = h->reth.len;
 			qp->resp.wrkey = h->reth.rkey;

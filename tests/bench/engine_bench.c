@@ -288,8 +288,8 @@ static void run_case(struct side *a, struct side *b, const struct bench_case *c,
 			break;
 		while (t < stop_at && posted - done < WINDOW)
 			post_msg(a, b, c, posted++);
-		eng_poll(a->dev);
-		eng_poll(b->dev);
+		eng_poll(a->dev, &(uint64_t){ 0 });
+		eng_poll(b->dev, &(uint64_t){ 0 });
 		deliver(a);
 		deliver(b);
 		reap(a, b, c, &recvd, &done);

@@ -12,11 +12,16 @@
  *              the memory); if taken, the memfd shrunk to nothing and a
  *              control command, which makes the worker read its ring
  *   ok         a well-behaved front end: open, a PD, close
+ *   uc-flood IP  64 unsignaled UC RDMA WRITEs of 64 MiB (4 GiB, 4 million
+ *              frames at MTU 1024) to a QP at IP that nobody serves, then
+ *              HOLD_SECONDS before it closes (issue 26: UC has no window,
+ *              only eng_poll's budget keeps the worker for the others)
  * Prints "refused: ..." and exits 0 when the daemon refuses the fd (its
  * REPLY_ACK failure or the connection dropped); prints "taken" and exits 1
  * when it takes it, having then carried the attack out. "ok" exits 0 when
- * the device works.
+ * the device works, "uc-flood" when all was posted ("posted N").
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -90,6 +95,86 @@ static int unsealed(struct vrdma_ctx *ctx)
 	return 1;
 }
 
+#define FLOOD_WRS	64
+#define FLOOD_LEN	(64u << 20)
+
+/* RESET -> INIT -> RTR -> RTS of a UC QP towards QPN 0x123 at ip. */
+static int uc_connect(struct vrdma_qp *qp, const char *ip)
+{
+	struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_IB_QPS_INIT, .port_num = 1,
+					 .qp_access_flags = VIRTIO_IB_ACCESS_REMOTE_WRITE };
+	int ret;
+
+	ret = vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX |
+			      VIRTIO_IB_QP_PORT | VIRTIO_IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_RTR;
+	a.path_mtu = VIRTIO_IB_MTU_1024;
+	a.dest_qp_num = 0x123;
+	a.ah_attr.grh.dgid[10] = 0xff;	/* ::ffff:ip */
+	a.ah_attr.grh.dgid[11] = 0xff;
+	if (inet_pton(AF_INET, ip, &a.ah_attr.grh.dgid[12]) != 1)
+		return -EINVAL;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
+	ret = vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV |
+			      VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_RTS;
+	return vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN);
+}
+
+static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+{
+	struct vrdma_qp_init_attr init = { .qp_type = VIRTIO_IB_QPT_UC, .max_send_wr = FLOOD_WRS,
+					   .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 };
+	struct vrdma_sge sge = { .length = FLOOD_LEN };
+	struct vrdma_send_wr wr = { .opcode = VIRTIO_IB_WR_RDMA_WRITE, .sg_list = &sge,
+				    .num_sge = 1 };
+	struct vrdma_pd *pd;
+	struct vrdma_mr *mr;
+	struct vrdma_qp *qp;
+	unsigned int i;
+	void *buf;
+	int ret;
+
+	ret = vrdma_alloc_pd(ctx, &pd);
+	if (!ret)
+		ret = vrdma_create_cq(ctx, 16, &init.send_cq);
+	if (ret)
+		return ret;
+	init.recv_cq = init.send_cq;
+	buf = vrdma_alloc_buf(ctx, FLOOD_LEN);
+	if (!buf)
+		return -ENOMEM;
+	ret = vrdma_reg_mr(pd, buf, FLOOD_LEN, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mr);
+	if (!ret)
+		ret = vrdma_create_qp(pd, &init, &qp);
+	if (!ret)
+		ret = uc_connect(qp, ip);
+	if (ret)
+		return ret;
+	sge.addr = (uintptr_t)buf;
+	sge.lkey = vrdma_mr_lkey(mr);
+	wr.remote_addr = 0x10000;
+	wr.rkey = 0x4242;
+	for (i = 0; i < FLOOD_WRS; i++) {
+		wr.wr_id = i;
+		ret = vrdma_post_send(qp, &wr);
+		if (ret)
+			return ret;
+	}
+	printf("posted %u\n", i);
+	fflush(stdout);
+	sleep(hold);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct vrdma_open_attr attr = { .mem_size = 1u << 20, .timeout_ms = 1000 };
@@ -98,9 +183,14 @@ int main(int argc, char **argv)
 	struct vrdma_pd *pd;
 	int ret;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: hostile call-pipe|unsealed|ok SOCKET [HOLD_SECONDS]\n");
+	if (argc < 3 || (!strcmp(argv[1], "uc-flood") && argc < 4)) {
+		fprintf(stderr, "usage: hostile call-pipe|unsealed|ok SOCKET [HOLD_SECONDS]\n"
+				"       hostile uc-flood SOCKET IP [HOLD_SECONDS]\n");
 		return 2;
+	}
+	if (!strcmp(argv[1], "uc-flood")) {
+		attr.mem_size = FLOOD_LEN + (8u << 20);
+		hold = argc > 4 ? (unsigned int)atoi(argv[4]) : 2;
 	}
 	ret = vrdma_open(argv[2], &attr, &ctx);
 	if (ret) {
@@ -113,6 +203,8 @@ int main(int argc, char **argv)
 		ret = unsealed(ctx);
 	else if (!strcmp(argv[1], "ok"))
 		ret = vrdma_alloc_pd(ctx, &pd);
+	else if (!strcmp(argv[1], "uc-flood"))
+		ret = uc_flood(ctx, argv[3], hold);
 	else
 		ret = -EINVAL;
 	vrdma_close(ctx);

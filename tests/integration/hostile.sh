@@ -7,6 +7,9 @@
 # completing; gamma works again after, and the daemon stays up, ASan-clean.
 # Then gamma deregisters its MR under a 32 MiB WRITE from delta (vrdma_test's
 # case): that WRITE ends in REM_ACCESS_ERR, and alpha goes on completing.
+# Then gamma floods 4 GiB of UC WRITEs (UC has no window) at the peer
+# namespace, where nobody serves RoCE: the worker must go on serving alpha
+# and the control socket, and never look stuck to the watchdog (issue 26).
 #
 #   netns vrA-ID
 #   +---------------------------------------------------------+
@@ -14,7 +17,8 @@
 #   |   vm alpha 10.213.0.11 <- vrdma-pingpong -> vm beta .12 |
 #   |   vm gamma 10.213.0.13 <- hostile                       |
 #   |   vm gamma <- vrdma_test -> vm delta 10.213.0.14        |
-#   +---------------------------------------------------------+
+#   |   vm gamma -- 4 GiB of UC WRITEs --------------------------> 10.213.0.2
+#   +---------------------------------------------------------+    (vA-IDp)
 set -e
 source "$(dirname "$0")/../lib.sh"
 need_pingpong
@@ -27,7 +31,9 @@ vm() { vm_section "$1" "10.213.0.$2"; }	# NAME LAST-OCTET
 CONF=$(write_conf "" "$(vm alpha 11; vm beta 12; vm gamma 13; vm delta 14)" hostile.conf)
 
 echo "hostile: a hostile front end costs only its own device ($NSA)"
-start_daemon "$CONF"
+# as under systemd with WatchdogSec=2: a worker not polling for 1 s is
+# logged as stuck (and would cost the daemon its watchdog ping)
+WATCHDOG_USEC=2000000 start_daemon "$CONF"
 
 # alpha's completions; bounded, since a stalled daemon may not answer
 cqes() {
@@ -86,6 +92,39 @@ dereg_under_write() {
 }
 check "gamma's MR deregistered under delta's 32 MiB WRITE: REM_ACCESS_ERR, alpha completes" \
 	dereg_under_write
+
+# gamma's frames sent so far (its device's transport counters)
+gamma_tx() {
+	timeout 5 ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" stats --json |
+		jq -e '.vms[] | select(.name == "gamma") | .device.transport.tx_packets'
+}
+# 64 UC WRITEs of 64 MiB posted at once: the worker, which used to send
+# them all in one eng_poll (tens of seconds), must keep alpha completing,
+# and stats must answer, while gamma's frames go out.
+uc_flood() {
+	local hpid c0 c1 g0 g1 rc=0 hrc=0
+	ip netns exec "$NSA" timeout 60 "$HOSTILE" uc-flood "$TMP/gamma.sock" 10.213.0.2 3 \
+		> "$TMP/flood.out" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do grep -q '^posted' "$TMP/flood.out" && break; sleep 0.1; done
+	sleep 0.5
+	c0=$(cqes) || true
+	g0=$(gamma_tx) || true
+	sleep 1
+	c1=$(cqes) || true
+	g1=$(gamma_tx) || true
+	echo "    in 1 s: alpha's completions $c0 -> $c1, gamma's frames $g0 -> $g1"
+	[[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ "$c1" -gt "$((c0 + 20))" ] || rc=1
+	[[ "$g0" =~ ^[0-9]+$ && "$g1" =~ ^[0-9]+$ ]] && [ "$g1" -gt "$((g0 + 1000))" ] ||
+		{ echo "    gamma's flood did not flow"; rc=1; }
+	wait "$hpid" || hrc=$?
+	[ "$hrc" = 0 ] && grep -q '^posted 64' "$TMP/flood.out" ||
+		{ echo "    hostile exit $hrc:"; sed 's/^/    /' "$TMP/flood.out"; rc=1; }
+	! grep -q 'worker is stuck' "$DLOG" || { echo "    $(grep 'worker is stuck' "$DLOG")"; rc=1; }
+	kill -0 "$DPID" 2> /dev/null || { echo "    vrdmad died"; rc=1; }
+	return $rc
+}
+check "gamma floods 4 GiB of UC WRITEs: alpha completes, stats answer, no stuck worker" uc_flood
 
 undisturbed() {
 	kill -0 "$LCLI" 2> /dev/null && kill -0 "$LSRV" 2> /dev/null ||

@@ -1794,7 +1794,7 @@ static void test_modify_port_mtu(void **state)
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 		assert_int_equal(eng_post_send(qp, &wr), 0);
-		eng_poll(f.dev);
+		eng_poll(f.dev, &(uint64_t){ 0 });
 		if (!f.t.tx_allocs)
 			fail_msg("12.m a queued SEND in RTS: eng_poll asked for no buffer");
 		if (f.t.tx_alloc_max > 1024 + FRAME_OVERHEAD + 4)	/* + a VLAN tag, to spare */
@@ -2062,7 +2062,7 @@ static void test_post_flush(void **state)
 	swr.wr_id = 9998;
 	assert_int_equal(eng_post_send(qp, &swr), -ENOMEM);
 	/* the engine wants to send, finds no buffer, keeps the work */
-	eng_poll(f.dev);
+	eng_poll(f.dev, &(uint64_t){ 0 });
 	assert_true(f.t.tx_allocs >= 1);
 	assert_int_equal(f.t.tx_sends, 0);
 	assert_int_equal(eng_post_send(qp, &swr), -ENOMEM);

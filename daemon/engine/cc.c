@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Congestion control of the requester: one window per destination (a
+ * "path": the QPs of this device that send to one GID), in packets, shared
+ * by every RC QP sending there, as TCP keeps one per path. Without it N QPs
+ * into one receiver put N windows of ENG_SEND_WINDOW packets into it at
+ * once; a receiver that drains more slowly (a TCG guest's 256-entry
+ * virtio-net ring) drops, every QP goes back N into the same full queue,
+ * and after retry_cnt timeouts without progress RETRY_EXC (issue 26).
+ *
+ * - The window starts at ENG_CC_INIT (one QP's window: a lone QP sends as
+ *   before), grows by one packet per packet acknowledged below ssthresh
+ *   (slow start) and by one per window above it, up to ENG_CC_MAX.
+ * - A loss (a PSN-sequence NAK, an implied NAK) halves it, once per window
+ *   of packets (those in flight at the cut must be acknowledged before the
+ *   next cut); a timeout takes it to ENG_CC_MIN. A CNP (annex A17) cuts it
+ *   by an eighth, at most once per window.
+ * - A QP sends while the path has room, or when it has nothing in flight
+ *   (so that none starves behind the others); a resend after a loss goes
+ *   through the same gate, so retransmissions are paced by the window too.
+ * - A QP waiting for ACKs for longer than the path's probe timeout (from its
+ *   RTT, at least ENG_CC_PTO_MIN_NS) sends again from its oldest packet,
+ *   as a loss: the IB retransmit timer stays as it was, for dead peers.
+ * - ECN (annex A17.9, the DCQCN model ConnectX implements): every frame
+ *   goes out ECN-capable (ECT(0)) unless its traffic class says otherwise;
+ *   a packet that arrives marked CE (a switch's queue was filling) is
+ *   answered with a CNP to the QP that sent it, at most one per QP per
+ *   cnp_interval_ns; a CNP received for one of our QPs cuts its path's
+ *   window by an eighth, once per window of packets. Where nobody marks,
+ *   none of this costs anything. eng_dev_set_cc turns it off.
+ * - ACKs clock the window: a packet asks for one (AckReq) when the window
+ *   will be full after it, and at least every half of the QP's share of
+ *   it; otherwise a QP held mid-message would wait for an ACK that the
+ *   responder owes only at the message's end (or every ENG_ACKREQ_EVERY).
+ * - A retransmit timeout of a QP that the window held back since its last
+ *   progress, while other QPs of its path made progress, is not counted
+ *   against retry_cnt (the destination answers; the shared window, not the
+ *   peer, kept this QP waiting), up to ENG_CC_FORGIVE times in a row. A
+ *   destination that answers nobody counts every timeout: a dead peer ends
+ *   in RETRY_EXC as before; PSNs, retry_cnt and rnr_retry mean for peers
+ *   what they always did.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_int.h"
+#include "psn.h"
+
+static void probe_arm(struct eng_qp *qp, uint64_t now);
+
+/* The path a QP sends on, or NULL: connected RC QPs that may send. */
+static bool wants_path(const struct eng_qp *qp)
+{
+	return qp->init.qp_type == ENG_QPT_RC &&
+	       (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD);
+}
+
+static struct eng_path *path_get(struct eng_dev *dev, const uint8_t dgid[16])
+{
+	struct eng_path *p;
+
+	for (p = dev->paths; p; p = p->next)
+		if (!memcmp(p->dgid, dgid, 16))
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	memcpy(p->dgid, dgid, 16);
+	p->cwnd = ENG_CC_INIT;
+	p->ssthresh = ENG_CC_INIT;
+	p->next = dev->paths;
+	dev->paths = p;
+	return p;
+}
+
+static void path_put(struct eng_dev *dev, struct eng_path *p)
+{
+	struct eng_path **pp;
+
+	if (--p->users)
+		return;
+	for (pp = &dev->paths; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	free(p);
+}
+
+static uint32_t qp_inflight(const struct eng_qp *qp)
+{
+	int32_t d = psn_diff(qp->req.psn, qp->comp.psn);
+
+	return d > 0 ? (uint32_t)d : 0;
+}
+
+void eng_cc_sync(struct eng_qp *qp)
+{
+	struct eng_path *p = qp->path;
+	uint32_t now;
+
+	if (p && (!wants_path(qp) || memcmp(p->dgid, qp->attr.ah_attr.dgid, 16))) {
+		p->inflight -= qp->cc_inflight;
+		qp->cc_inflight = 0;
+		qp->path = NULL;
+		path_put(qp->dev, p);
+		p = NULL;
+	}
+	if (!p && wants_path(qp)) {
+		p = path_get(qp->dev, qp->attr.ah_attr.dgid);
+		if (!p)
+			return;	/* no memory: the QP sends without the path's window */
+		p->users++;
+		qp->path = p;
+		qp->cc_progress = p->progress;
+	}
+	if (!p)
+		return;
+	now = qp_inflight(qp);
+	p->inflight = p->inflight - qp->cc_inflight + now;
+	qp->cc_inflight = now;
+	if (!now)
+		qp->comp.probe_at = 0;
+	else if (!qp->comp.probe_at)
+		probe_arm(qp, eng_now(qp->dev));
+}
+
+void eng_cc_detach(struct eng_qp *qp)
+{
+	struct eng_path *p = qp->path;
+
+	if (!p)
+		return;
+	p->inflight -= qp->cc_inflight;
+	qp->cc_inflight = 0;
+	qp->path = NULL;
+	path_put(qp->dev, p);
+}
+
+bool eng_cc_may_send(struct eng_qp *qp)
+{
+	const struct eng_path *p = qp->path;
+
+	if (!p || p->inflight < p->cwnd || !qp->cc_inflight)
+		return true;
+	if (!qp->comp.cc_held) {
+		qp->comp.cc_held = true;
+		eng_count(qp, ENG_CNT_CC_HELD);
+	}
+	return false;
+}
+
+bool eng_cc_ack_wanted(const struct eng_qp *qp)
+{
+	const struct eng_path *p = qp->path;
+	uint32_t every;
+
+	if (!p)
+		return false;
+	every = p->cwnd / (2 * (p->users ? p->users : 1));
+	return p->inflight + 1 >= p->cwnd || qp->req.noack + 1 >= (every ? every : 1);
+}
+
+static uint64_t pto(const struct eng_path *p)
+{
+	uint64_t t = p->srtt + 4 * p->rttvar;
+
+	return t > ENG_CC_PTO_MIN_NS ? t : ENG_CC_PTO_MIN_NS;
+}
+
+static void rtt_sample(struct eng_path *p, uint64_t r)
+{
+	uint64_t d;
+
+	if (!p->srtt) {
+		p->srtt = r;
+		p->rttvar = r / 2;
+		return;
+	}
+	d = r > p->srtt ? r - p->srtt : p->srtt - r;
+	p->rttvar = p->rttvar - p->rttvar / 4 + d / 4;
+	p->srtt = p->srtt - p->srtt / 8 + r / 8;
+}
+
+/* The probe timer runs while packets are in flight. */
+static void probe_arm(struct eng_qp *qp, uint64_t now)
+{
+	const struct eng_path *p = qp->path;
+
+	qp->comp.probe_at = p && qp->req.psn != qp->comp.psn ?
+		now + (pto(p) << qp->comp.probes) : 0;
+}
+
+void eng_cc_sent(struct eng_qp *qp, uint32_t psn, bool resend)
+{
+	uint64_t now;
+
+	if (!qp->path || qp->comp.rtt_at || resend)
+		return;
+	now = eng_now(qp->dev);
+	{
+		qp->comp.rtt_psn = psn;
+		qp->comp.rtt_at = now;
+	}
+}
+
+void eng_cc_alive(struct eng_qp *qp)
+{
+	if (qp->path && qp->comp.probe_at)
+		probe_arm(qp, eng_now(qp->dev));
+}
+
+void eng_cc_rewound(struct eng_qp *qp)
+{
+	qp->comp.rtt_at = 0;	/* Karn: a resent packet's ACK times nothing */
+}
+
+void eng_cc_timers(struct eng_qp *qp, uint64_t now)
+{
+	if (!qp->comp.probe_at || now < qp->comp.probe_at)
+		return;
+	if (!qp->path || qp->req.psn == qp->comp.psn) {
+		qp->comp.probe_at = 0;
+		return;
+	}
+	if (qp->comp.rnr_until) {	/* the responder said when: not before */
+		qp->comp.probe_at = qp->comp.rnr_until + pto(qp->path);
+		return;
+	}
+	eng_count(qp, ENG_CNT_CC_PROBES);
+	eng_cc_cut(qp, ENG_CC_LOSS);
+	if (qp->comp.probes < ENG_CC_PTO_MAX_SHIFT)
+		qp->comp.probes++;
+	eng_req_rewind(qp, qp->comp.psn);
+	probe_arm(qp, now);
+}
+
+void eng_cc_acked(struct eng_qp *qp, uint32_t n)
+{
+	struct eng_path *p = qp->path;
+	uint64_t now;
+
+	qp->comp.cc_held = false;
+	qp->comp.cc_forgiven = 0;
+	if (!p || !n)
+		return;
+	p->progress++;
+	qp->cc_progress = p->progress;
+	now = eng_now(qp->dev);
+	/* comp.psn moves past the timed packet with this ACK */
+	if (qp->comp.rtt_at && psn_diff(qp->comp.rtt_psn, qp->comp.psn) < (int32_t)n) {
+		rtt_sample(p, now - qp->comp.rtt_at);
+		qp->comp.rtt_at = 0;
+	}
+	qp->comp.probes = 0;
+	qp->comp.probe_at = 0;	/* re-armed below, once comp.psn moved */
+	p->recover = p->recover > n ? p->recover - n : 0;
+	if (p->cwnd < p->ssthresh) {
+		p->cwnd += n;
+	} else {
+		p->acked += n;
+		while (p->acked >= p->cwnd) {
+			p->acked -= p->cwnd;
+			p->cwnd++;
+		}
+	}
+	if (p->cwnd > ENG_CC_MAX)
+		p->cwnd = ENG_CC_MAX;
+}
+
+void eng_cc_cut(struct eng_qp *qp, enum eng_cc_signal why)
+{
+	struct eng_path *p = qp->path;
+	uint32_t half;
+
+	if (!p)
+		return;
+	/* a timeout is news even inside a loss episode: nothing came back */
+	if (p->recover && why != ENG_CC_TIMEOUT)
+		return;
+	half = p->cwnd / 2 > ENG_CC_MIN ? p->cwnd / 2 : ENG_CC_MIN;
+	switch (why) {
+	case ENG_CC_LOSS:
+		p->ssthresh = p->cwnd = half;
+		break;
+	case ENG_CC_TIMEOUT:
+		p->ssthresh = half;
+		p->cwnd = ENG_CC_MIN;
+		break;
+	case ENG_CC_CNP:
+		p->cwnd -= p->cwnd / 8;
+		if (p->cwnd < ENG_CC_MIN)
+			p->cwnd = ENG_CC_MIN;
+		p->ssthresh = p->cwnd;
+		break;
+	}
+	p->acked = 0;
+	p->recover = p->inflight > 1 ? p->inflight : 1;
+	eng_count(qp, why == ENG_CC_CNP ? ENG_CNT_CC_CNP_CUTS : ENG_CNT_CC_CUTS);
+}
+
+bool eng_cc_timeout_counts(struct eng_qp *qp)
+{
+	bool held = qp->comp.cc_held;
+
+	qp->comp.cc_held = false;
+	if (!held || !qp->path || qp->path->progress == qp->cc_progress ||
+	    qp->comp.cc_forgiven >= ENG_CC_FORGIVE)
+		return true;
+	qp->comp.cc_forgiven++;
+	eng_count(qp, ENG_CNT_CC_FORGIVEN);
+	return false;
+}
+
+uint8_t eng_cc_tclass(const struct eng_dev *dev, uint8_t tclass)
+{
+	return dev->cc.ecn && !(tclass & 3) ? tclass | 2 : tclass;
+}
+
+/* DSCP 48, as ConnectX sends CNPs (and as switches prioritize them) */
+#define CNP_TCLASS	(48 << 2)
+
+void eng_cc_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
+{
+	struct roce_hdrs h = { .opcode = ROCE_CNP, .pkey = ENG_PKEY_DEFAULT, .becn = true };
+	struct eng_ah_attr ah;
+	uint64_t now;
+
+	if (pkt->op->qpt == ROCE_QPT_CNP) {
+		eng_count(qp, ENG_CNT_CNP_RCVD);
+		eng_cc_cut(qp, ENG_CC_CNP);
+		return;
+	}
+	eng_count(qp, ENG_CNT_ECN_CE);
+	/* UD: the sender is named in each packet; not answered (yet) */
+	if (!qp->dev->cc.ecn || qp->init.qp_type == ENG_QPT_UD ||
+	    qp->attr.qp_state < ENG_QPS_RTR || qp->attr.qp_state == ENG_QPS_ERR)
+		return;
+	now = eng_now(qp->dev);
+	if (qp->resp.cnp_sent && now - qp->resp.cnp_at < qp->dev->cc.cnp_interval_ns)
+		return;
+	ah = qp->attr.ah_attr;
+	ah.traffic_class = CNP_TCLASS;
+	h.dqpn = qp->attr.dest_qp_num;
+	if (!eng_xmit(qp, &ah, &h, NULL, 0)) {
+		qp->resp.cnp_sent = true;
+		qp->resp.cnp_at = now;
+		eng_count(qp, ENG_CNT_CNP_SENT);
+	}
+}
+
+void eng_dev_set_cc(struct eng_dev *dev, const struct eng_cc_config *cc)
+{
+	dev->cc = *cc;
+}
+
+uint32_t eng_qp_cwnd(const struct eng_qp *qp)
+{
+	return qp->path ? qp->path->cwnd : 0;
+}
+
+void eng_cc_free(struct eng_dev *dev)
+{
+	struct eng_path *p;
+
+	while ((p = dev->paths)) {
+		dev->paths = p->next;
+		free(p);
+	}
+}
