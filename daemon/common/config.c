@@ -28,7 +28,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* Keys of [daemon] and [port]: the tables below have exactly these. */
 #define DAEMON_KEYS 5
-#define PORT_KEYS 6
+#define PORT_KEYS 8
 
 /* Nobody writes a megabyte of config; stops /dev/zero and friends. */
 #define CONF_FILE_MAX (1024 * 1024)
@@ -331,6 +331,23 @@ static int set_xdp_object(struct parser *p, const char *v)
 	return 0;
 }
 
+static int set_ecn(struct parser *p, const char *v)
+{
+	if (!strcmp(v, "on"))
+		p->cfg->ecn = true;
+	else if (!strcmp(v, "off"))
+		p->cfg->ecn = false;
+	else
+		return perr(p, p->line, "ecn must be on or off");
+	return 0;
+}
+
+static int set_cnp_interval(struct parser *p, const char *v)
+{
+	return set_uint(p, "cnp_interval_us", 1, VRDMA_CONF_MAX_CNP_INTERVAL_US,
+			&p->cfg->cnp_interval_us, v);
+}
+
 static const struct key_desc port_keys[] = {
 	{ "interface", set_interface },
 	{ "xdp_mode", set_xdp_mode },
@@ -338,6 +355,8 @@ static const struct key_desc port_keys[] = {
 	{ "multi_buffer", set_multi_buffer },
 	{ "queues", set_queues },
 	{ "xdp_object", set_xdp_object },
+	{ "ecn", set_ecn },
+	{ "cnp_interval_us", set_cnp_interval },
 };
 
 _Static_assert(ARRAY_SIZE(daemon_keys) == DAEMON_KEYS, "daemon_line has a slot per key");
@@ -809,6 +828,8 @@ static void config_defaults(struct vrdma_config *cfg, const char *name)
 	cfg->xdp_mode = VRDMA_XDP_AUTO;
 	cfg->zerocopy = VRDMA_ZC_AUTO;
 	cfg->multi_buffer = VRDMA_MB_AUTO;
+	cfg->ecn = true;
+	cfg->cnp_interval_us = VRDMA_CONF_DEFAULT_CNP_INTERVAL_US;
 	cfg->queues = 0;
 	snprintf(cfg->xdp_object, sizeof(cfg->xdp_object), "%s",
 		 VRDMA_XDP_OBJECT_DEFAULT);

@@ -23,6 +23,8 @@
 #define VRDMA_CONF_DEFAULT_QUEUES 64	/* max_cq and max_qp of a VM */
 #define VRDMA_CONF_MAX_QUEUES 16384	/* the RFC's bound */
 #define VRDMA_CONF_DEFAULT_IDLE_SPIN_US 50
+#define VRDMA_CONF_DEFAULT_CNP_INTERVAL_US 50
+#define VRDMA_CONF_MAX_CNP_INTERVAL_US 1000000
 #define VRDMA_CONF_MAX_VQS 256		/* vhost-user's 8-bit queue index */
 #define VRDMA_CONF_DEFAULT_MAX_MR 4096	/* MRs of a VM */
 #define VRDMA_CONF_MAX_MR 65536		/* the engine's MR table */
@@ -74,6 +76,8 @@ struct vrdma_config {
 	enum vrdma_multi_buffer multi_buffer;	/* default auto */
 	unsigned int queues;			/* 0 = every RX queue of the interface */
 	char xdp_object[4096];			/* BPF object; default VRDMA_XDP_OBJECT_DEFAULT */
+	bool ecn;				/* ECT(0) out, CNPs for CE; default on */
+	unsigned int cnp_interval_us;		/* one CNP per QP at most this often; 50 */
 	/* [vm NAME] sections, in file order */
 	struct vrdma_vm_config *vms;
 	unsigned int n_vms;

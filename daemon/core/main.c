@@ -105,6 +105,10 @@ static void warn_restart_needed(const struct vrdma_config *cur, const struct vrd
 		what = "[port] queues";
 	else if (strcmp(cur->xdp_object, next->xdp_object))
 		what = "[port] xdp_object";
+	else if (cur->ecn != next->ecn)
+		what = "[port] ecn";
+	else if (cur->cnp_interval_us != next->cnp_interval_us)
+		what = "[port] cnp_interval_us";
 	if (what)
 		log_warn("reload: %s changed: only a restart applies it (systemctl restart vrdmad)",
 			 what);

@@ -128,6 +128,8 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 	w = worker_of_vm(d->workers, d->n_workers, id);
 	worker_vdev_hooks(w, &tx, &sync);
 	memcpy(port.mac, d->port.mac, sizeof(port.mac));
+	port.cc.ecn = d->cfg.ecn;
+	port.cc.cnp_interval_ns = d->cfg.cnp_interval_us * 1000ull;
 	ret = vdev_init(v, &d->vms.vms[id].cfg, id, &port, &tx, &sync);
 	if (ret) {
 		snprintf(err, errlen, "cannot create its device: %s", strerror(-ret));

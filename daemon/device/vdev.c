@@ -190,6 +190,7 @@ static int device_reset(struct vdev *v)
 		return -ENOMEM;
 	eng_dev_set_limits(v->eng, VDEV_MAX_PD, v->max_mr, v->max_cq, v->max_qp);
 	eng_dev_set_port_mtu(v->eng, vdev_mtu_enum(v->port.mtu));
+	eng_dev_set_cc(v->eng, &v->port.cc);
 	gids_from_config(v);
 	v->broken = false;
 	return 0;

@@ -31,6 +31,7 @@ struct vdev_sync {
 struct vdev_port {
 	unsigned int mtu;		/* the NIC's, bytes */
 	uint8_t mac[6];
+	struct eng_cc_config cc;	/* [port] ecn, cnp_interval_us */
 };
 /* The RoCE path MTU in bytes (256..4096) that a NIC MTU carries: what
  * QUERY_PORT offers as max_mtu and active_mtu (1500 -> 1024, 9000 -> 4096). */

@@ -69,6 +69,8 @@ static void test_full(void **state)
 		 "multi_buffer = off\n"
 		 "queues = 4\n"
 		 "xdp_object = /opt/vrdma/xdp.o\n"
+		 "ecn = off\n"
+		 "cnp_interval_us = 1000000\n"
 		 "[vm web-1.a_b]\n"
 		 "socket = /run/x/web.sock\n"
 		 "gid = 10.0.0.5, fd00::5\n"
@@ -104,6 +106,8 @@ static void test_full(void **state)
 	assert_int_equal(cfg.multi_buffer, VRDMA_MB_OFF);
 	assert_int_equal(cfg.queues, 4);
 	assert_string_equal(cfg.xdp_object, "/opt/vrdma/xdp.o");
+	assert_false(cfg.ecn);
+	assert_int_equal(cfg.cnp_interval_us, 1000000);
 	assert_int_equal(cfg.n_vms, 1);
 	assert_string_equal(cfg.vms[0].name, "web-1.a_b");
 	assert_string_equal(cfg.vms[0].socket, "/run/x/web.sock");
@@ -112,7 +116,7 @@ static void test_full(void **state)
 	assert_gid(&cfg.vms[0].gids[1], "fd00::5");
 	assert_true(cfg.vms[0].has_mac);
 	assert_memory_equal(cfg.vms[0].mac, mac, 6);
-	assert_int_equal(cfg.vms[0].line, 14);
+	assert_int_equal(cfg.vms[0].line, 16);
 	vrdma_config_free(&cfg);
 	assert_null(cfg.vms);
 	assert_int_equal(cfg.n_vms, 0);
@@ -133,6 +137,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.multi_buffer, VRDMA_MB_AUTO);
 	assert_int_equal(cfg.queues, 0);
 	assert_string_equal(cfg.xdp_object, VRDMA_XDP_OBJECT_DEFAULT);
+	assert_true(cfg.ecn);
+	assert_int_equal(cfg.cnp_interval_us, 50);
 	assert_int_equal(cfg.n_vms, 1);
 	assert_string_equal(cfg.vms[0].socket, "/run/vrdmad/a.sock");
 	assert_false(cfg.vms[0].has_mac);
@@ -554,6 +560,12 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "queues = all\n", "t.conf:3: queues must be an integer from 0 to 64" },
 	{ PORT "xdp_object = vrdma_xdp.bpf.o\n",
 	  "t.conf:3: xdp_object must be an absolute path" },
+	{ PORT "ecn = yes\n", "t.conf:3: ecn must be on or off" },
+	{ PORT "ecn =\n", "t.conf:3: empty value for 'ecn'" },
+	{ PORT "cnp_interval_us = 0\n",
+	  "t.conf:3: cnp_interval_us must be an integer from 1 to 1000000" },
+	{ PORT "cnp_interval_us = 1000001\n",
+	  "t.conf:3: cnp_interval_us must be an integer from 1 to 1000000" },
 	/* [vm NAME] values */
 	{ PORT "[vm a]\nsocket = a.sock\n", "t.conf:4: socket must be an absolute path" },
 	{ PORT "[vm a]\nsocket = " LONG_PATH "\n",
