@@ -19,8 +19,12 @@
  *   (so that none starves behind the others); a resend after a loss goes
  *   through the same gate, so retransmissions are paced by the window too.
  * - A QP waiting for ACKs for longer than the path's probe timeout (from its
- *   RTT, at least ENG_CC_PTO_MIN_NS) sends again from its oldest packet,
- *   as a loss: the IB retransmit timer stays as it was, for dead peers.
+ *   RTT, at least ENG_CC_PTO_MIN_NS) sends its oldest unacknowledged packet
+ *   again, once, asking for an ACK, and goes on where it was (a tail-loss
+ *   probe, RFC 8985): the ACK says how far the responder got, or the gap
+ *   draws a NAK. A probe cuts nothing and resends nothing else (a slow ACK
+ *   is no loss); READs and atomics at the head are left to their implied
+ *   NAKs and the IB retransmit timer, which stays as it was, for dead peers.
  * - ECN (annex A17.9, the DCQCN model ConnectX implements): every frame
  *   goes out ECN-capable (ECT(0)) unless its traffic class says otherwise;
  *   a packet that arrives marked CE (a switch's queue was filling) is
@@ -67,7 +71,7 @@ static struct eng_path *path_get(struct eng_dev *dev, const uint8_t dgid[16])
 		return NULL;
 	memcpy(p->dgid, dgid, 16);
 	p->cwnd = ENG_CC_INIT;
-	p->ssthresh = ENG_CC_INIT;
+	p->ssthresh = ENG_CC_MAX;
 	p->next = dev->paths;
 	dev->paths = p;
 	return p;
@@ -139,7 +143,7 @@ bool eng_cc_may_send(struct eng_qp *qp)
 {
 	const struct eng_path *p = qp->path;
 
-	if (!p || p->inflight < p->cwnd || !qp->cc_inflight)
+	if (!p || p->inflight < p->cwnd || !qp->cc_inflight || qp->comp.probing)
 		return true;
 	if (!qp->comp.cc_held) {
 		qp->comp.cc_held = true;
@@ -155,6 +159,8 @@ bool eng_cc_ack_wanted(const struct eng_qp *qp)
 
 	if (!p)
 		return false;
+	if (qp->comp.probing)
+		return true;
 	every = p->cwnd / (2 * (p->users ? p->users : 1));
 	return p->inflight + 1 >= p->cwnd || qp->req.noack + 1 >= (every ? every : 1);
 }
@@ -215,6 +221,9 @@ void eng_cc_rewound(struct eng_qp *qp)
 
 void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 {
+	struct eng_swqe *w;
+	__typeof__(qp->req) saved;
+
 	if (!qp->comp.probe_at || now < qp->comp.probe_at)
 		return;
 	if (!qp->path || qp->req.psn == qp->comp.psn) {
@@ -225,12 +234,21 @@ void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 		qp->comp.probe_at = qp->comp.rnr_until + pto(qp->path);
 		return;
 	}
-	eng_count(qp, ENG_CNT_CC_PROBES);
-	eng_cc_cut(qp, ENG_CC_LOSS);
 	if (qp->comp.probes < ENG_CC_PTO_MAX_SHIFT)
 		qp->comp.probes++;
-	eng_req_rewind(qp, qp->comp.psn);
 	probe_arm(qp, now);
+	w = &qp->swqe[qp->sq.head];
+	if (!qp->sq.count || !w->started || eng_wr_is_rd_atomic(w->wr.opcode))
+		return;
+	/* the oldest packet once more, then on from where the requester was */
+	saved = qp->req;
+	eng_req_rewind(qp, qp->comp.psn);
+	qp->comp.probing = true;
+	if (eng_req_step(qp) > 0)
+		eng_count(qp, ENG_CNT_CC_PROBES);
+	qp->comp.probing = false;
+	qp->req = saved;
+	eng_cc_sync(qp);
 }
 
 void eng_cc_acked(struct eng_qp *qp, uint32_t n)

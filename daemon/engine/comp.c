@@ -58,6 +58,10 @@ void eng_comp_progress(struct eng_qp *qp, uint32_t psn)
 		return;
 	eng_cc_acked(qp, (uint32_t)psn_diff(psn, qp->comp.psn));
 	qp->comp.psn = psn;
+	/* the responder had more than the requester went back for (a probe,
+	 * a lost ACK): go on from there, not with packets it has */
+	if (psn_before(qp->req.psn, psn))
+		eng_req_rewind(qp, psn);
 	eng_cc_sync(qp);
 	qp->comp.retry_left = qp->attr.retry_cnt;
 	qp->comp.rnr_left = qp->attr.rnr_retry;

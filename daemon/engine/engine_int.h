@@ -225,6 +225,7 @@ struct eng_qp {
 		uint8_t cc_forgiven;	/* timeouts not counted since progress */
 		uint64_t probe_at;	/* cc.c: resend from comp.psn then, 0 = off */
 		uint8_t probes;		/* probes since progress (backoff) */
+		bool probing;		/* the packet being built is a probe */
 		uint32_t rtt_psn;	/* a packet being timed, sent at rtt_at */
 		uint64_t rtt_at;	/* 0: none */
 	} comp;

@@ -2276,6 +2276,37 @@ static void test_cc_incast(void **state)
 	qp_fan_free(&a, &b, NQP, qa, qb);
 }
 
+/* A slow responder, nothing lost: b's ACKs leave it one per 3 ms, longer
+ * than the probe timeout. The probes that fire send one packet each and
+ * cut nothing; everything completes with few packets sent twice. */
+static void test_cc_slow_acks(void **state)
+{
+	struct side a, b;
+	struct eng_wc wc;
+	unsigned int i;
+	uint64_t resent, probes;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 500);
+	wire_faults.b_pace_ns = 3000000;
+	for (i = 0; i < 16; i++)
+		write64k(&a, &b, a.qp, i, 0x100000, ENG_SEND_SIGNALED);
+	pump(&a, &b);
+	for (i = 0; i < 16; i++) {
+		wc = poll_one(&a);
+		assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	}
+	resent = eng_qp_counters(a.qp)->c[ENG_CNT_RETRANSMITTED_PKTS];
+	probes = eng_qp_counters(a.qp)->c[ENG_CNT_CC_PROBES];
+	print_message("slow ACKs: %lu probes, %lu of 1024 packets resent, %lu cuts, window %u\n",
+		      (unsigned long)probes, (unsigned long)resent,
+		      (unsigned long)eng_qp_counters(a.qp)->c[ENG_CNT_CC_CUTS], eng_qp_cwnd(a.qp));
+	assert_true(resent <= probes && resent < 1024 / 20);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_CC_CUTS], 0);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* ECN (annex A17.9): a's frames go out ECN-capable; b answers those the
  * wire marked CE with CNPs (DSCP 48, ECT(0), as ConnectX), at most one per
  * cnp_interval_ns; each CNP reaches a's QP, which cuts its window. With ECN
@@ -2995,14 +3026,14 @@ static void test_atomic_duplicate(void **state)
 	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 1);
 	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_DROP_STALE_ACK], 1);
 	wire_faults.dup_atomic_req = false;
-	/* the ACK lost: the probe timer (cc.c: long before the retransmit
-	 * timer) sends the request again */
+	/* the ACK lost: the timer sends the request again (no probe: cc.c
+	 * leaves an atomic at the head to the retransmit timer) */
 	atomic_ack_seen = 0;
 	wire_faults.drop_nth_atomic_ack = 1;
 	assert_true(one_atomic(&a, &b, ENG_WR_ATOMIC_CMP_AND_SWP, 101, 555) == 101);
 	assert_true(get_u64(b.mem + ATOMIC_TARGET) == 555);
-	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_CC_PROBES], 1);
-	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 0);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_RETRY_TIMEOUT], 1);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_CC_PROBES], 0);
 	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_DUPLICATE_ATOMIC], 2);
 	side_free(&a);
 	side_free(&b);
@@ -3159,6 +3190,7 @@ int main(void)
 		cmocka_unit_test(test_cc_shared_window),
 		cmocka_unit_test(test_cc_loss_cut),
 		cmocka_unit_test(test_cc_incast),
+		cmocka_unit_test(test_cc_slow_acks),
 		cmocka_unit_test(test_ecn_cnp),
 		cmocka_unit_test(test_atomic_implied_nak),
 		cmocka_unit_test(test_atomic_max_rd_atomic),
