@@ -169,6 +169,8 @@ static uint64_t pto(const struct eng_path *p)
 {
 	uint64_t t = p->srtt + 4 * p->rttvar;
 
+	if (t < 2 * p->srtt)
+		t = 2 * p->srtt;
 	return t > ENG_CC_PTO_MIN_NS ? t : ENG_CC_PTO_MIN_NS;
 }
 
@@ -223,6 +225,8 @@ void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 {
 	struct eng_swqe *w;
 	__typeof__(qp->req) saved;
+	uint64_t rtt_at;
+	uint32_t rtt_psn;
 
 	if (!qp->comp.probe_at || now < qp->comp.probe_at)
 		return;
@@ -242,12 +246,18 @@ void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 		return;
 	/* the oldest packet once more, then on from where the requester was */
 	saved = qp->req;
+	rtt_psn = qp->comp.rtt_psn;
+	rtt_at = qp->comp.rtt_at;
 	eng_req_rewind(qp, qp->comp.psn);
 	qp->comp.probing = true;
 	if (eng_req_step(qp) > 0)
 		eng_count(qp, ENG_CNT_CC_PROBES);
 	qp->comp.probing = false;
 	qp->req = saved;
+	/* the packet being timed was not resent: its sample, however late
+	 * (a slow responder: that is what the probe timeout must learn), holds */
+	qp->comp.rtt_psn = rtt_psn;
+	qp->comp.rtt_at = rtt_at;
 	eng_cc_sync(qp);
 }
 
