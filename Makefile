@@ -23,7 +23,7 @@ DEB_PACKAGES := gcc make pkg-config clang llvm libc6-dev libclang-rt-14-dev \
 	libxdp-dev libbpf-dev libsystemd-dev libjson-c-dev libinih-dev libisal-dev \
 	libcmocka-dev zlib1g-dev iproute2 iputils-ping python3 python3-scapy tshark jq \
 	iperf3 util-linux qemu-system-x86 debootstrap e2fsprogs busybox-static groff-base man-db \
-	systemd-container libvirt-clients strace \
+	systemd-container libvirt-clients strace nftables \
 	dpkg-dev patch meson ninja-build libglib2.0-dev libpixman-1-dev libfdt-dev libcap-ng-dev
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral \

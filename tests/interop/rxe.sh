@@ -199,6 +199,57 @@ for test in ${PERF_TESTS_LAT-write_lat read_lat send_lat}; do
 		check "ib_$test <-> vrdma-perf $test, 4 KiB, $who serves" perf "$test" 4096 100 "$who"
 	done
 done
+# Many QPs into the slow receiver (issue 26): vrdma-perf's QPs, each
+# with a window of its own, used to put ~128 frames apiece at once into a
+# TCG guest whose virtio-net ring holds 256; frames dropped, every QP went
+# back N into the same full queue, and after seven timeouts RETRY_EXC.
+# PERF_QPS (empty to skip): -q of each run; PERF_LOSS (%): frames of UDP
+# 4791 the bridge drops at random (nft), both ways, in a second round.
+qps_bw() {	# QPS LOSS
+	local rc=0
+	if [ "$2" != 0 ]; then
+		ip netns exec "$NSC" nft -f - <<-EOF || return 1
+			table bridge vrdma_loss {
+				chain loss {
+					type filter hook forward priority 0;
+					udp dport 4791 numgen random mod 100 < $2 counter drop
+				}
+			}
+		EOF
+	fi
+	guest_run 20 cat /sys/class/net/eth0/statistics/rx_dropped > "$TMP/gdrop0" 2>&1 || true
+	# vrdma-perf's device counters vanish with its connection: sample them
+	# while it runs and keep the last sample that had any
+	( while :; do
+		ctl stats --json > "$TMP/cc.tmp" 2>/dev/null &&
+			jq -e '.vms[0].device.transport.tx_packets > 0' "$TMP/cc.tmp" > /dev/null &&
+			mv "$TMP/cc.tmp" "$TMP/cc.json"
+		sleep 0.1
+	done ) &
+	local spid=$!
+	echo '{}' > "$TMP/cc.json"
+	perf write_bw 65536 200 guest -q "$1" || rc=1
+	kill "$spid"; wait "$spid" 2> /dev/null || true
+	grep -hE '^ *65536 ' "$TMP/client.out" | sed 's/^ */    vrdma-perf: /'
+	guest_run 20 cat /sys/class/net/eth0/statistics/rx_dropped > "$TMP/gdrop1" 2>&1 || true
+	# what the guest dropped, and what vrdmad lost and did about it
+	echo "    guest eth0 rx_dropped $(cat "$TMP/gdrop0") -> $(cat "$TMP/gdrop1"); vrdmad (last sample):"
+	echo "    $(jq -r '.vms[0].device.transport // {} | [ "tx_packets", "retransmitted_packets",
+		"nak_rcvd_psn_sequence", "retry_timeout", "cc_cuts", "cc_probes", "cc_held" ] as $k |
+		[ $k[] as $n | "\($n)=\(.[$n] // 0)" ] | join(" ")' "$TMP/cc.json")"
+	if [ "$2" != 0 ]; then
+		echo "    the bridge dropped: $(ip netns exec "$NSC" nft list table bridge vrdma_loss |
+			grep -o 'packets [0-9]*')"
+		ip netns exec "$NSC" nft delete table bridge vrdma_loss
+	fi
+	return $rc
+}
+for loss in 0 ${PERF_LOSS-2}; do
+	for q in ${PERF_QPS-4 8}; do
+		check "ib_write_bw -q $q <-> vrdma-perf write_bw -q $q, 64 KiB, guest serves, $loss % lost" \
+			qps_bw "$q" "$loss"
+	done
+done
 # Atomics (issue 18): ib_atomic_bw and ib_atomic_lat, 8 bytes, each -A
 # operation (PERF_TESTS_ATOMIC, empty to skip), both roles.
 for at in ${PERF_TESTS_ATOMIC-FETCH_AND_ADD CMP_AND_SWAP}; do
