@@ -370,7 +370,10 @@ unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer)
 		if (!qp->comp.rnr_until)
 			while (budget && eng_req_step(qp) > 0)
 				budget--;
-		work += ENG_POLL_QP_BUDGET - budget;
+		/* its budget spent: it has more to send at once (a QP that
+		 * sent less is waiting for ACKs or buffers, which wake us) */
+		if (!budget)
+			work++;
 		if (qp->attr.qp_state == ENG_QPS_SQD)
 			sqd_check(qp);
 		/* Anything in flight runs the retransmit timer (9.7.6.1.3). */

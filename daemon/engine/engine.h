@@ -352,9 +352,11 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt);
 #define ENG_POLL_QP_BUDGET	64
 /* Send what may be sent, at most ENG_POLL_QP_BUDGET frames per QP, and run
  * the timers. *next_timer: the time of the next timer (ns on the ops
- * clock), or 0 if none is armed. Returns the frames sent (and local work
- * requests done): while not 0, call again soon, after the other devices of
- * the worker had their turn. */
+ * clock), or 0 if none is armed. Returns how many QPs spent their budget
+ * (and have more to send): while not 0, call again soon, after the other
+ * devices of the worker had their turn. A worker that counted every frame
+ * sent as work would never yield its core while sending (measured: 13 %
+ * less RC goodput on a veth pair where the receiver shares the cores). */
 unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer);
 
 int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **pd);

@@ -27,6 +27,9 @@
 #   bench: jumbo_vs_1024_write_1MiB ratio=R  (RC WRITE 1 MiB, path MTU 4096 / 1024)
 #   bench: jumbo_write_1MiB_vs_tcp ratio=R   (at MTU 9000, against iperf3)
 #   bench: write_64B_rate_vs_raw ratio=R     (RC WRITE 64 B Mpps / raw 64 B Mpps)
+#   bench: write_1MiB_8qp_vs_1qp ratio=R     (RC WRITE 1 MiB on 8 QPs at once /
+#                                             on 1 QP, next to each other: the
+#                                             8 share one congestion window)
 # A benchmark: it fails only when something breaks, never on a number.
 #
 # This machine has 2 cores for 2 daemons and 2 perf programs, where a real
@@ -216,6 +219,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # rounds of raw, then vrdmad; the lines give the median of the rounds'
 # ratios. Round 1 also runs the whole goodput table.
 declare -A GOOD
+Q8=() Q_RATIOS=()
 W_RATIOS=() L_RATIOS=() RAW_G=() RAW_L50=() RAW_L99=() RC_G=() RC_L50=() RC_L99=()
 SLEEP_L50=() SLEEP_L99=() RAW_M=() RC_M=() M_RATIOS=() JRAW_G=() JW=() JS=() JTCP=()
 JW_RATIOS=() JV_RATIOS=() JT_RATIOS=() CPU_RAW_TX=() CPU_RAW_RX=() CPU_D_TX=() CPU_D_RX=()
@@ -232,6 +236,8 @@ for round in $(seq "$ROUNDS"); do
 		GOOD[send_bw.1048576]=$(perf send_bw -s 1048576 -D "$SECS" --report_gbits | bw_avg)
 	fi
 	daemon_write W1M
+	W8=$(perf write_bw -s 1048576 -q 8 -D "$SECS" --report_gbits | bw_avg)
+	Q8+=("$W8") Q_RATIOS+=("$(ratio "$W8" "$W1M")")
 	M64=$(perf write_bw -s 64 -D "$SECS" | msg_rate)
 	LAT=$(perf send_lat -s 64 -n "$LAT_ITERS")
 	stop_daemons
@@ -266,7 +272,7 @@ for round in $(seq "$ROUNDS"); do
 	JW_RATIOS+=("$(ratio "$JW1M" "$JRAW")")
 	JV_RATIOS+=("$(ratio "$JW1M" "$W1M")")
 	JT_RATIOS+=("$(ratio "$JW1M" "$JT")")
-	echo "bench: round $round: raw $RAW_GBPS Gb/s, RC write 1 MiB $W1M Gb/s;" \
+	echo "bench: round $round: raw $RAW_GBPS Gb/s, RC write 1 MiB $W1M Gb/s, on 8 QPs $W8 Gb/s;" \
 		"RTT p50 raw $RAW_P50 us, RC $RC_P50 us; 64 B raw $RAW_MPPS Mpps, RC write $M64 Mpps;" \
 		"MTU $JMTU: raw $JRAW Gb/s, RC write 1 MiB $JW1M Gb/s, send $JS1M Gb/s, TCP $JT Gb/s;" \
 		"CPU s/GB: raw tx $RAW_CPU_TX rx $RAW_CPU_RX, vrdmad tx ${CPU_D_TX[-1]} rx ${CPU_D_RX[-1]}" \
@@ -291,6 +297,7 @@ for test in write_bw send_bw; do
 		printf '%-44s %12s %16s %10s\n' "vrdma RC ${test%_bw}, $size B" "$v" "" "$c"
 	done
 done
+printf '%-44s %12s\n' "vrdma RC write, 1048576 B, 8 QPs" "$(median <<< "${Q8[*]}")"
 printf '%-44s %12s\n' "kernel TCP (iperf3, 1 stream)" "$TCP_GBPS"
 printf '%-44s %12s %16s %10s\n' "MTU $JMTU: raw AF_XDP, $JRAW_SIZE B (multi-buffer)" \
 	"$(median <<< "${JRAW_G[*]}")" "" "$(median <<< "${CPU_JRAW_TX[*]}")/$(median <<< "${CPU_JRAW_RX[*]}")"
@@ -322,9 +329,11 @@ echo "bench: jumbo_write_1MiB_vs_raw rounds=${JW_RATIOS[*]}"
 echo "bench: jumbo_vs_1024_write_1MiB rounds=${JV_RATIOS[*]}"
 echo "bench: jumbo_write_1MiB_vs_tcp rounds=${JT_RATIOS[*]}"
 echo "bench: write_64B_rate_vs_raw rounds=${M_RATIOS[*]}"
+echo "bench: write_1MiB_8qp_vs_1qp rounds=${Q_RATIOS[*]}"
 echo "bench: write_1MiB_vs_raw ratio=$(median <<< "${W_RATIOS[*]}")"
 echo "bench: send_64B_lat_vs_raw ratio=$(median <<< "${L_RATIOS[*]}")"
 echo "bench: jumbo_write_1MiB_vs_raw ratio=$(median <<< "${JW_RATIOS[*]}")"
 echo "bench: jumbo_vs_1024_write_1MiB ratio=$(median <<< "${JV_RATIOS[*]}")"
 echo "bench: jumbo_write_1MiB_vs_tcp ratio=$(median <<< "${JT_RATIOS[*]}")"
 echo "bench: write_64B_rate_vs_raw ratio=$(median <<< "${M_RATIOS[*]}")"
+echo "bench: write_1MiB_8qp_vs_1qp ratio=$(median <<< "${Q_RATIOS[*]}")"
