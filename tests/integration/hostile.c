@@ -16,6 +16,8 @@
  *              frames at MTU 1024) to a QP at IP that nobody serves, then
  *              HOLD_SECONDS before it closes (issue 26: UC has no window,
  *              only eng_poll's budget keeps the worker for the others)
+ *   read-flood SOCKET2  64 RDMA READs of 64 MiB each, 16 at a time, from the
+ *              VM of SOCKET to one of the VM of SOCKET2: the responder's side
  * Prints "refused: ..." and exits 0 when the daemon refuses the fd (its
  * REPLY_ACK failure or the connection dropped); prints "taken" and exits 1
  * when it takes it, having then carried the attack out. "ok" exits 0 when
@@ -98,11 +100,15 @@ static int unsealed(struct vrdma_ctx *ctx)
 #define FLOOD_WRS	64
 #define FLOOD_LEN	(64u << 20)
 
-/* RESET -> INIT -> RTR -> RTS of a UC QP towards QPN 0x123 at ip. */
-static int uc_connect(struct vrdma_qp *qp, const char *ip)
+/* RESET -> INIT -> RTR -> RTS of a UC or RC QP towards dqpn at dgid, path
+ * MTU 1024, with rd READs and atomics either way (RC). */
+static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dqpn, const uint8_t dgid[16],
+		      uint8_t rd)
 {
 	struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_IB_QPS_INIT, .port_num = 1,
-					 .qp_access_flags = VIRTIO_IB_ACCESS_REMOTE_WRITE };
+					 .qp_access_flags = VIRTIO_IB_ACCESS_REMOTE_WRITE |
+							    VIRTIO_IB_ACCESS_REMOTE_READ };
+	uint32_t mask;
 	int ret;
 
 	ret = vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX |
@@ -112,35 +118,43 @@ static int uc_connect(struct vrdma_qp *qp, const char *ip)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_RTR;
 	a.path_mtu = VIRTIO_IB_MTU_1024;
-	a.dest_qp_num = 0x123;
-	a.ah_attr.grh.dgid[10] = 0xff;	/* ::ffff:ip */
-	a.ah_attr.grh.dgid[11] = 0xff;
-	if (inet_pton(AF_INET, ip, &a.ah_attr.grh.dgid[12]) != 1)
-		return -EINVAL;
+	a.dest_qp_num = dqpn;
+	memcpy(a.ah_attr.grh.dgid, dgid, 16);
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
-	ret = vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV |
-			      VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN);
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU |
+	       VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
+	if (type == VIRTIO_IB_QPT_RC) {
+		a.max_dest_rd_atomic = rd;
+		a.min_rnr_timer = 12;
+		mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
+	}
+	ret = vrdma_modify_qp(qp, &a, mask);
 	if (ret)
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_RTS;
-	return vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN);
+	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
+	if (type == VIRTIO_IB_QPT_RC) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = rd;
+		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY |
+			VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
+	}
+	return vrdma_modify_qp(qp, &a, mask);
 }
 
-static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+/* A PD, a CQ, a QP of type with FLOOD_WRS send WQEs, and FLOOD_LEN of
+ * memory registered with access. */
+static int flood_ep(struct vrdma_ctx *ctx, uint8_t type, unsigned int access, struct vrdma_qp **qp,
+		    struct vrdma_mr **mr, void **buf)
 {
-	struct vrdma_qp_init_attr init = { .qp_type = VIRTIO_IB_QPT_UC, .max_send_wr = FLOOD_WRS,
+	struct vrdma_qp_init_attr init = { .qp_type = type, .max_send_wr = FLOOD_WRS,
 					   .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 };
-	struct vrdma_sge sge = { .length = FLOOD_LEN };
-	struct vrdma_send_wr wr = { .opcode = VIRTIO_IB_WR_RDMA_WRITE, .sg_list = &sge,
-				    .num_sge = 1 };
 	struct vrdma_pd *pd;
-	struct vrdma_mr *mr;
-	struct vrdma_qp *qp;
-	unsigned int i;
-	void *buf;
 	int ret;
 
 	ret = vrdma_alloc_pd(ctx, &pd);
@@ -149,20 +163,24 @@ static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
 	if (ret)
 		return ret;
 	init.recv_cq = init.send_cq;
-	buf = vrdma_alloc_buf(ctx, FLOOD_LEN);
-	if (!buf)
+	*buf = vrdma_alloc_buf(ctx, FLOOD_LEN);
+	if (!*buf)
 		return -ENOMEM;
-	ret = vrdma_reg_mr(pd, buf, FLOOD_LEN, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mr);
-	if (!ret)
-		ret = vrdma_create_qp(pd, &init, &qp);
-	if (!ret)
-		ret = uc_connect(qp, ip);
-	if (ret)
-		return ret;
-	sge.addr = (uintptr_t)buf;
-	sge.lkey = vrdma_mr_lkey(mr);
-	wr.remote_addr = 0x10000;
-	wr.rkey = 0x4242;
+	ret = vrdma_reg_mr(pd, *buf, FLOOD_LEN, access, mr);
+	return ret ? ret : vrdma_create_qp(pd, &init, qp);
+}
+
+/* FLOOD_WRS unsignaled WRs of opcode, FLOOD_LEN each, from buf. */
+static int flood_post(struct vrdma_qp *qp, uint32_t opcode, void *buf, struct vrdma_mr *mr,
+		      uint64_t raddr, uint32_t rkey)
+{
+	struct vrdma_sge sge = { .addr = (uintptr_t)buf, .length = FLOOD_LEN,
+				 .lkey = vrdma_mr_lkey(mr) };
+	struct vrdma_send_wr wr = { .opcode = opcode, .sg_list = &sge, .num_sge = 1,
+				    .remote_addr = raddr, .rkey = rkey };
+	unsigned int i;
+	int ret;
+
 	for (i = 0; i < FLOOD_WRS; i++) {
 		wr.wr_id = i;
 		ret = vrdma_post_send(qp, &wr);
@@ -171,10 +189,65 @@ static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
 	}
 	printf("posted %u\n", i);
 	fflush(stdout);
-	sleep(hold);
 	return 0;
 }
 
+static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+{
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };	/* ::ffff:ip */
+	struct vrdma_mr *mr;
+	struct vrdma_qp *qp;
+	void *buf;
+	int ret;
+
+	if (inet_pton(AF_INET, ip, &gid[12]) != 1)
+		return -EINVAL;
+	ret = flood_ep(ctx, VIRTIO_IB_QPT_UC, VIRTIO_IB_ACCESS_LOCAL_WRITE, &qp, &mr, &buf);
+	if (!ret)
+		ret = qp_connect(qp, VIRTIO_IB_QPT_UC, 0x123, gid, 0);
+	if (!ret)
+		ret = flood_post(qp, VIRTIO_IB_WR_RDMA_WRITE, buf, mr, 0x10000, 0x4242);
+	if (!ret)
+		sleep(hold);
+	return ret;
+}
+
+/* The responder's side of the budget: the VM of reader posts 64 RDMA
+ * READs of 64 MiB (16 in flight) from a buffer of the VM of target, both
+ * on this daemon: target's responder owes 4 GiB of responses. */
+static int read_flood(struct vrdma_ctx *reader, const char *target_sock, unsigned int hold)
+{
+	struct vrdma_open_attr attr = { .mem_size = FLOOD_LEN + (8u << 20), .timeout_ms = 1000 };
+	uint8_t rgid[16], tgid[16];
+	struct vrdma_ctx *target;
+	struct vrdma_mr *rmr, *tmr;
+	struct vrdma_qp *rqp, *tqp;
+	void *rbuf, *tbuf;
+	int ret;
+
+	ret = vrdma_open(target_sock, &attr, &target);
+	if (ret)
+		return ret;
+	ret = flood_ep(reader, VIRTIO_IB_QPT_RC, VIRTIO_IB_ACCESS_LOCAL_WRITE, &rqp, &rmr, &rbuf);
+	if (!ret)
+		ret = flood_ep(target, VIRTIO_IB_QPT_RC, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+			       VIRTIO_IB_ACCESS_REMOTE_READ, &tqp, &tmr, &tbuf);
+	if (!ret)
+		ret = vrdma_query_gid(reader, 0, rgid);
+	if (!ret)
+		ret = vrdma_query_gid(target, 0, tgid);
+	if (!ret)
+		ret = qp_connect(rqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(tqp), tgid, 16);
+	if (!ret)
+		ret = qp_connect(tqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(rqp), rgid, 16);
+	if (!ret)
+		ret = flood_post(rqp, VIRTIO_IB_WR_RDMA_READ, rbuf, rmr, (uintptr_t)tbuf,
+				 vrdma_mr_rkey(tmr));
+	if (!ret)
+		sleep(hold);
+	vrdma_close(target);
+	return ret;
+}
 int main(int argc, char **argv)
 {
 	struct vrdma_open_attr attr = { .mem_size = 1u << 20, .timeout_ms = 1000 };
@@ -183,12 +256,14 @@ int main(int argc, char **argv)
 	struct vrdma_pd *pd;
 	int ret;
 
-	if (argc < 3 || (!strcmp(argv[1], "uc-flood") && argc < 4)) {
+	if (argc < 3 || ((!strcmp(argv[1], "uc-flood") || !strcmp(argv[1], "read-flood")) &&
+			 argc < 4)) {
 		fprintf(stderr, "usage: hostile call-pipe|unsealed|ok SOCKET [HOLD_SECONDS]\n"
-				"       hostile uc-flood SOCKET IP [HOLD_SECONDS]\n");
+				"       hostile uc-flood SOCKET IP [HOLD_SECONDS]\n"
+				"       hostile read-flood SOCKET SOCKET2 [HOLD_SECONDS]\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "uc-flood")) {
+	if (!strcmp(argv[1], "uc-flood") || !strcmp(argv[1], "read-flood")) {
 		attr.mem_size = FLOOD_LEN + (8u << 20);
 		hold = argc > 4 ? (unsigned int)atoi(argv[4]) : 2;
 	}
@@ -205,6 +280,8 @@ int main(int argc, char **argv)
 		ret = vrdma_alloc_pd(ctx, &pd);
 	else if (!strcmp(argv[1], "uc-flood"))
 		ret = uc_flood(ctx, argv[3], hold);
+	else if (!strcmp(argv[1], "read-flood"))
+		ret = read_flood(ctx, argv[3], hold);
 	else
 		ret = -EINVAL;
 	vrdma_close(ctx);

@@ -8,8 +8,9 @@
 # Then gamma deregisters its MR under a 32 MiB WRITE from delta (vrdma_test's
 # case): that WRITE ends in REM_ACCESS_ERR, and alpha goes on completing.
 # Then gamma floods 4 GiB of UC WRITEs (UC has no window) at the peer
-# namespace, where nobody serves RoCE: the worker must go on serving alpha
-# and the control socket, and never look stuck to the watchdog (issue 26).
+# namespace, where nobody serves RoCE, and READs 4 GiB from delta: the
+# worker must go on serving alpha and the control socket, and never look
+# stuck to the watchdog (issue 26).
 #
 #   netns vrA-ID
 #   +---------------------------------------------------------+
@@ -93,30 +94,31 @@ dereg_under_write() {
 check "gamma's MR deregistered under delta's 32 MiB WRITE: REM_ACCESS_ERR, alpha completes" \
 	dereg_under_write
 
-# gamma's frames sent so far (its device's transport counters)
-gamma_tx() {
+# vm_tx WHO: the frames WHO's device sent so far (its transport counters)
+vm_tx() {
 	timeout 5 ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" stats --json |
-		jq -e '.vms[] | select(.name == "gamma") | .device.transport.tx_packets'
+		jq -e ".vms[] | select(.name == \"$1\") | .device.transport.tx_packets"
 }
-# 64 UC WRITEs of 64 MiB posted at once: the worker, which used to send
-# them all in one eng_poll (tens of seconds), must keep alpha completing,
-# and stats must answer, while gamma's frames go out.
-uc_flood() {
+# flood MODE ARG WHO: hostile MODE on gamma (ARG: its target) posts 4 GiB of
+# work at once; the worker, which used to send it all in one eng_poll (tens
+# of seconds), must keep alpha completing, and stats must answer, while
+# WHO's frames go out.
+flood() {
 	local hpid c0 c1 g0 g1 rc=0 hrc=0
-	ip netns exec "$NSA" timeout 60 "$HOSTILE" uc-flood "$TMP/gamma.sock" 10.213.0.2 3 \
+	ip netns exec "$NSA" timeout 60 "$HOSTILE" "$1" "$TMP/gamma.sock" "$2" 3 \
 		> "$TMP/flood.out" 2>&1 &
 	hpid=$!
 	for _ in $(seq 100); do grep -q '^posted' "$TMP/flood.out" && break; sleep 0.1; done
 	sleep 0.5
 	c0=$(cqes) || true
-	g0=$(gamma_tx) || true
+	g0=$(vm_tx "$3") || true
 	sleep 1
 	c1=$(cqes) || true
-	g1=$(gamma_tx) || true
-	echo "    in 1 s: alpha's completions $c0 -> $c1, gamma's frames $g0 -> $g1"
+	g1=$(vm_tx "$3") || true
+	echo "    in 1 s: alpha's completions $c0 -> $c1, $3's frames $g0 -> $g1"
 	[[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ "$c1" -gt "$((c0 + 20))" ] || rc=1
 	[[ "$g0" =~ ^[0-9]+$ && "$g1" =~ ^[0-9]+$ ]] && [ "$g1" -gt "$((g0 + 1000))" ] ||
-		{ echo "    gamma's flood did not flow"; rc=1; }
+		{ echo "    the flood did not flow"; rc=1; }
 	wait "$hpid" || hrc=$?
 	[ "$hrc" = 0 ] && grep -q '^posted 64' "$TMP/flood.out" ||
 		{ echo "    hostile exit $hrc:"; sed 's/^/    /' "$TMP/flood.out"; rc=1; }
@@ -124,7 +126,10 @@ uc_flood() {
 	kill -0 "$DPID" 2> /dev/null || { echo "    vrdmad died"; rc=1; }
 	return $rc
 }
-check "gamma floods 4 GiB of UC WRITEs: alpha completes, stats answer, no stuck worker" uc_flood
+check "gamma floods 4 GiB of UC WRITEs: alpha completes, stats answer, no stuck worker" \
+	flood uc-flood 10.213.0.2 gamma
+check "gamma READs 4 GiB from delta (its responder's turn): alpha completes, no stuck worker" \
+	flood read-flood "$TMP/delta.sock" delta
 
 undisturbed() {
 	kill -0 "$LCLI" 2> /dev/null && kill -0 "$LSRV" 2> /dev/null ||
