@@ -199,15 +199,10 @@ static void probe_arm(struct eng_qp *qp, uint64_t now)
 
 void eng_cc_sent(struct eng_qp *qp, uint32_t psn, bool resend)
 {
-	uint64_t now;
-
 	if (!qp->path || qp->comp.rtt_at || resend)
 		return;
-	now = eng_now(qp->dev);
-	{
-		qp->comp.rtt_psn = psn;
-		qp->comp.rtt_at = now;
-	}
+	qp->comp.rtt_psn = psn;
+	qp->comp.rtt_at = eng_now(qp->dev);
 }
 
 void eng_cc_alive(struct eng_qp *qp)
