@@ -333,13 +333,15 @@ $(BUILD)/xsk_raw: $(OBJ)/rel/tests/bench/xsk_raw.o $(call daemon_libs,rel)
 	$(Q)$(CC) $(CFLAGS) $< $(call link_libs,rel) -o $@ $(pkg_libs)
 
 # libvrdma's end-to-end test program, against a running vrdmad.
-$(BUILD)/asan/vrdma_test: $(OBJ)/asan/tests/integration/vrdma_test.o $(call libvrdma,asan)
+$(BUILD)/asan/vrdma_test: $(OBJ)/asan/tests/integration/vrdma_test.o \
+		$(OBJ)/asan/tests/integration/qp_connect.o $(call libvrdma,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
 # A front end that attacks the daemon (issue 15) with libvrdma's insides
 # (tools/libvrdma/internal.h): the library itself has no such knob.
-$(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o $(call libvrdma,asan)
+$(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o \
+		$(OBJ)/asan/tests/integration/qp_connect.o $(call libvrdma,asan)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 

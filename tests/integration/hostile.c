@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "libvrdma/internal.h"
+#include "qp_connect.h"
 
 static int call_pipe(struct vrdma_ctx *ctx, unsigned int hold)
 {
@@ -100,53 +101,6 @@ static int unsealed(struct vrdma_ctx *ctx)
 #define FLOOD_WRS	64
 #define FLOOD_LEN	(64u << 20)
 
-/* RESET -> INIT -> RTR -> RTS of a UC or RC QP towards dqpn at dgid, path
- * MTU 1024, with rd READs and atomics either way (RC). */
-static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dqpn, const uint8_t dgid[16],
-		      uint8_t rd)
-{
-	struct virtio_rdma_qp_attr a = { .qp_state = VIRTIO_IB_QPS_INIT, .port_num = 1,
-					 .qp_access_flags = VIRTIO_IB_ACCESS_REMOTE_WRITE |
-							    VIRTIO_IB_ACCESS_REMOTE_READ };
-	uint32_t mask;
-	int ret;
-
-	ret = vrdma_modify_qp(qp, &a, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX |
-			      VIRTIO_IB_QP_PORT | VIRTIO_IB_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = VIRTIO_IB_QPS_RTR;
-	a.path_mtu = VIRTIO_IB_MTU_1024;
-	a.dest_qp_num = dqpn;
-	memcpy(a.ah_attr.grh.dgid, dgid, 16);
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
-	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU |
-	       VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
-	if (type == VIRTIO_IB_QPT_RC) {
-		a.max_dest_rd_atomic = rd;
-		a.min_rnr_timer = 12;
-		mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
-	}
-	ret = vrdma_modify_qp(qp, &a, mask);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = VIRTIO_IB_QPS_RTS;
-	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
-	if (type == VIRTIO_IB_QPT_RC) {
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = rd;
-		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY |
-			VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
-	}
-	return vrdma_modify_qp(qp, &a, mask);
-}
-
 /* A PD, a CQ, a QP of type with FLOOD_WRS send WQEs, and FLOOD_LEN of
  * memory registered with access. */
 static int flood_ep(struct vrdma_ctx *ctx, uint8_t type, unsigned int access, struct vrdma_qp **qp,
@@ -204,7 +158,7 @@ static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
 		return -EINVAL;
 	ret = flood_ep(ctx, VIRTIO_IB_QPT_UC, VIRTIO_IB_ACCESS_LOCAL_WRITE, &qp, &mr, &buf);
 	if (!ret)
-		ret = qp_connect(qp, VIRTIO_IB_QPT_UC, 0x123, gid, 0);
+		ret = qp_connect(qp, VIRTIO_IB_QPT_UC, 0x123, gid, 0, 0, VIRTIO_IB_MTU_1024, 0, 0);
 	if (!ret)
 		ret = flood_post(qp, VIRTIO_IB_WR_RDMA_WRITE, buf, mr, 0x10000, 0x4242);
 	if (!ret)
@@ -237,9 +191,11 @@ static int read_flood(struct vrdma_ctx *reader, const char *target_sock, unsigne
 	if (!ret)
 		ret = vrdma_query_gid(target, 0, tgid);
 	if (!ret)
-		ret = qp_connect(rqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(tqp), tgid, 16);
+		ret = qp_connect(rqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(tqp), tgid, 0, 0,
+				 VIRTIO_IB_MTU_1024, 16, 0);
 	if (!ret)
-		ret = qp_connect(tqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(rqp), rgid, 16);
+		ret = qp_connect(tqp, VIRTIO_IB_QPT_RC, vrdma_qp_num(rqp), rgid, 0, 0,
+				 VIRTIO_IB_MTU_1024, 16, 0);
 	if (!ret)
 		ret = flood_post(rqp, VIRTIO_IB_WR_RDMA_READ, rbuf, rmr, (uintptr_t)tbuf,
 				 vrdma_mr_rkey(tmr));

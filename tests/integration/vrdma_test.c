@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "libvrdma.h"
+#include "qp_connect.h"
 
 #define ACCESS_ALL	(VIRTIO_IB_ACCESS_LOCAL_WRITE | VIRTIO_IB_ACCESS_REMOTE_WRITE | \
 			 VIRTIO_IB_ACCESS_REMOTE_READ | VIRTIO_IB_ACCESS_REMOTE_ATOMIC)
@@ -350,66 +351,12 @@ static uint8_t path_mtu(void)
 	return VIRTIO_IB_MTU_1024;
 }
 
-/* RESET -> INIT -> RTR -> RTS with the attributes and masks of
- * ibv_rc_pingpong (and ibv_uc_pingpong, ibv_ud_pingpong). */
-static int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
+/* qp_connect (qp_connect.h) at the test's path MTU, one READ or atomic
+ * each way, the test's Q_Key. */
+static int connect_qp(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn,
 		      const uint8_t dgid[16], uint32_t sq_psn, uint32_t rq_psn)
 {
-	struct virtio_rdma_qp_attr a;
-	uint32_t mask;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = VIRTIO_IB_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = 1;
-	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
-	if (type == VIRTIO_IB_QPT_UD) {
-		a.qkey = QKEY;
-		mask |= VIRTIO_IB_QP_QKEY;
-	} else {
-		a.qp_access_flags = ACCESS_ALL;
-		mask |= VIRTIO_IB_QP_ACCESS_FLAGS;
-	}
-	ret = vrdma_modify_qp(qp, &a, mask);
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = VIRTIO_IB_QPS_RTR;
-	mask = VIRTIO_IB_QP_STATE;
-	if (type != VIRTIO_IB_QPT_UD) {
-		a.path_mtu = path_mtu();
-		a.dest_qp_num = dest_qpn;
-		a.rq_psn = rq_psn;
-		memcpy(a.ah_attr.grh.dgid, dgid, 16);
-		a.ah_attr.grh.sgid_index = 0;
-		a.ah_attr.grh.hop_limit = 1;
-		a.ah_attr.port_num = 1;
-		a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
-		mask |= VIRTIO_IB_QP_AV | VIRTIO_IB_QP_PATH_MTU | VIRTIO_IB_QP_DEST_QPN | VIRTIO_IB_QP_RQ_PSN;
-		if (type == VIRTIO_IB_QPT_RC) {
-			a.max_dest_rd_atomic = 1;
-			a.min_rnr_timer = 12;
-			mask |= VIRTIO_IB_QP_MAX_DEST_RD_ATOMIC | VIRTIO_IB_QP_MIN_RNR_TIMER;
-		}
-	}
-	ret = vrdma_modify_qp(qp, &a, mask);
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = VIRTIO_IB_QPS_RTS;
-	a.sq_psn = sq_psn;
-	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_SQ_PSN;
-	if (type == VIRTIO_IB_QPT_RC) {
-		a.timeout = 14;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 1;
-		mask |= VIRTIO_IB_QP_TIMEOUT | VIRTIO_IB_QP_RETRY_CNT | VIRTIO_IB_QP_RNR_RETRY | VIRTIO_IB_QP_MAX_QP_RD_ATOMIC;
-	}
-	return vrdma_modify_qp(qp, &a, mask);
+	return qp_connect(qp, type, dest_qpn, dgid, sq_psn, rq_psn, path_mtu(), 1, QKEY);
 }
 
 /* Two endpoints, on sides sa and sb (the same side for a loopback pair),
@@ -418,8 +365,8 @@ static bool pair_make2(struct env *e, struct pair *p, uint8_t type, int sa, int 
 {
 	MUST(ep_make2(e, &p->a, sa, type, split_cqs));
 	MUST(ep_make2(e, &p->b, sb, type, split_cqs));
-	TRY(qp_connect(p->a.qp, type, vrdma_qp_num(p->b.qp), p->b.gid, 0x1000, 0x2000));
-	TRY(qp_connect(p->b.qp, type, vrdma_qp_num(p->a.qp), p->a.gid, 0x2000, 0x1000));
+	TRY(connect_qp(p->a.qp, type, vrdma_qp_num(p->b.qp), p->b.gid, 0x1000, 0x2000));
+	TRY(connect_qp(p->b.qp, type, vrdma_qp_num(p->a.qp), p->a.gid, 0x2000, 0x1000));
 	return true;
 out:
 	return false;
@@ -1138,8 +1085,8 @@ static void t_modify_qp(struct env *e)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_RESET;
 	TRY(vrdma_modify_qp(p.a.qp, &a, VIRTIO_IB_QP_STATE));
-	TRY(qp_connect(p.a.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
-	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.a.qp), p.a.gid, 2, 1));
+	TRY(connect_qp(p.a.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
+	TRY(connect_qp(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.a.qp), p.a.gid, 2, 1));
 	TRY(vrdma_query_qp(p.a.qp, VIRTIO_IB_QP_STATE, &q));
 	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS, "state %u after connecting", q.qp_state);
 	MUST(xfer_send(e, &p.a, &p.b, 100, false, 1));
@@ -1186,7 +1133,7 @@ static void t_query_qp(struct env *e)
 	MUST(ep_make(e, &ud, A, VIRTIO_IB_QPT_UD));
 	TRY(vrdma_query_qp(ud.qp, 0, &q));
 	CHECK(q.qp_state == VIRTIO_IB_QPS_RESET, "UD qp_state %u", q.qp_state);
-	TRY(qp_connect(ud.qp, VIRTIO_IB_QPT_UD, 0, NULL, 0x33, 0));
+	TRY(connect_qp(ud.qp, VIRTIO_IB_QPT_UD, 0, NULL, 0x33, 0));
 	TRY(vrdma_query_qp(ud.qp, 0, &q));
 	CHECK(q.qp_state == VIRTIO_IB_QPS_RTS && q.qkey == QKEY && q.sq_psn == 0x33,
 	      "UD qp_state %u qkey %#x sq_psn %#x", q.qp_state, q.qkey, q.sq_psn);
@@ -1350,8 +1297,8 @@ static void t_cq_overrun(struct env *e)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_RESET;
 	TRY(vrdma_modify_qp(p.b.qp, &a, VIRTIO_IB_QP_STATE));
-	TRY(qp_connect(qa, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
-	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(qa), p.a.gid, 2, 1));
+	TRY(connect_qp(qa, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 1, 2));
+	TRY(connect_qp(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(qa), p.a.gid, 2, 1));
 	/* 2 CQE buffers in the ring, 2 entries in the CQ, 1 in hand: the 6th
 	 * completion overruns while nobody polls */
 	for (i = 0; i < 8; i++) {
@@ -1893,8 +1840,8 @@ static void reconnect(struct env *e, bool crash)
 
 		TRY(vrdma_modify_qp(p.b.qp, &a, VIRTIO_IB_QP_STATE));
 	}
-	TRY(qp_connect(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(a2.qp), a2.gid, 0x500, 0x600));
-	TRY(qp_connect(a2.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 0x600, 0x500));
+	TRY(connect_qp(p.b.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(a2.qp), a2.gid, 0x500, 0x600));
+	TRY(connect_qp(a2.qp, VIRTIO_IB_QPT_RC, vrdma_qp_num(p.b.qp), p.b.gid, 0x600, 0x500));
 	MUST(xfer_send(e, &a2, &p.b, BIG, false, 4));
 	MUST(xfer_send(e, &p.b, &a2, 4096, true, 5));
 	MUST(xfer_write(e, &p.b, &a2, BIG, 1, false, 6));
