@@ -170,6 +170,28 @@ static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, ch
 	return 0;
 }
 
+/* Each destination's congestion window (docs/congestion.md), by GID. */
+static json_object *paths_json(const struct eng_dev *eng)
+{
+	struct eng_path_info p[ENG_PATH_INFO_MAX];
+	json_object *o = json_object_new_object(), *e;
+	char gid[INET6_ADDRSTRLEN];
+	unsigned int i, n;
+
+	n = eng_dev_paths(eng, p, ENG_PATH_INFO_MAX);
+	for (i = 0; i < n; i++) {
+		e = json_object_new_object();
+		vrdma_gid_format((const struct vrdma_gid *)p[i].dgid, gid, sizeof(gid));
+		json_object_object_add(e, "qps", json_u64(p[i].qps));
+		json_object_object_add(e, "cwnd", json_u64(p[i].cwnd));
+		json_object_object_add(e, "ssthresh", json_u64(p[i].ssthresh));
+		json_object_object_add(e, "inflight", json_u64(p[i].inflight));
+		json_object_object_add(e, "srtt_us", json_u64(p[i].srtt_ns / 1000));
+		json_object_object_add(o, gid, e);
+	}
+	return o;
+}
+
 /* Written by the owning worker, read here without stopping it. */
 static json_object *device_json(struct vdev *v)
 {
@@ -200,6 +222,8 @@ static json_object *device_json(struct vdev *v)
 			json_object_object_add(t, eng_counter_name(k), json_u64(stat_read(&c->c[k])));
 	}
 	json_object_object_add(e, "transport", t);
+	if (v->eng)
+		json_object_object_add(e, "paths", paths_json(v->eng));
 	return e;
 }
 

@@ -9,12 +9,16 @@
  * and after retry_cnt timeouts without progress RETRY_EXC (issue 26).
  *
  * - The window starts at ENG_CC_INIT (one QP's window: a lone QP sends as
- *   before), grows by one packet per packet acknowledged below ssthresh
- *   (slow start) and by one per window above it, up to ENG_CC_MAX.
+ *   before) with ssthresh there too: new paths start alike, none grabs a
+ *   queue by slow start. It grows by ENG_CC_AI packets per window
+ *   acknowledged (more than TCP's one: more cuts in a run, so paths that
+ *   share a bottleneck converge to equal shares sooner), up to ENG_CC_MAX;
+ *   after a timeout, by one per packet acknowledged up to ssthresh.
  * - A loss (a PSN-sequence NAK, an implied NAK) halves it, once per window
  *   of packets (those in flight at the cut must be acknowledged before the
- *   next cut); a timeout takes it to ENG_CC_MIN. A CNP (annex A17) cuts it
- *   by an eighth, at most once per window.
+ *   next cut); a timeout takes it to ENG_CC_MIN if nothing on the path was
+ *   acknowledged since the QP's last ACK (else it is a loss). A CNP
+ *   (annex A17) cuts it by an eighth, at most once per window.
  * - A QP sends while the path has room, or when it has nothing in flight
  *   (so that none starves behind the others); a resend after a loss goes
  *   through the same gate, so retransmissions are paced by the window too.
@@ -71,7 +75,7 @@ static struct eng_path *path_get(struct eng_dev *dev, const uint8_t dgid[16])
 		return NULL;
 	memcpy(p->dgid, dgid, 16);
 	p->cwnd = ENG_CC_INIT;
-	p->ssthresh = ENG_CC_MAX;
+	p->ssthresh = ENG_CC_INIT;
 	p->next = dev->paths;
 	dev->paths = p;
 	return p;
@@ -279,7 +283,7 @@ void eng_cc_acked(struct eng_qp *qp, uint32_t n)
 	if (p->cwnd < p->ssthresh) {
 		p->cwnd += n;
 	} else {
-		p->acked += n;
+		p->acked += n * ENG_CC_AI;
 		while (p->acked >= p->cwnd) {
 			p->acked -= p->cwnd;
 			p->cwnd++;
@@ -320,10 +324,15 @@ void eng_cc_cut(struct eng_qp *qp, enum eng_cc_signal why)
 	eng_count(qp, why == ENG_CC_CNP ? ENG_CNT_CC_CNP_CUTS : ENG_CNT_CC_CUTS);
 }
 
-bool eng_cc_timeout_counts(struct eng_qp *qp)
+bool eng_cc_timeout(struct eng_qp *qp)
 {
 	bool held = qp->comp.cc_held;
 
+	/* Other QPs of the path were acknowledged since this one was: the
+	 * destination answers, this QP lost packets (a loss); only a path
+	 * gone silent takes the window to its minimum. */
+	eng_cc_cut(qp, qp->path && qp->path->progress != qp->cc_progress ?
+		   ENG_CC_LOSS : ENG_CC_TIMEOUT);
 	qp->comp.cc_held = false;
 	if (!held || !qp->path || qp->path->progress == qp->cc_progress ||
 	    qp->comp.cc_forgiven >= ENG_CC_FORGIVE)
@@ -373,6 +382,51 @@ void eng_cc_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 void eng_dev_set_cc(struct eng_dev *dev, const struct eng_cc_config *cc)
 {
 	dev->cc = *cc;
+}
+
+/* A seqlock, as the kernel's seqcount: the reader retries while the
+ * owner was writing. */
+void eng_cc_publish(struct eng_dev *dev, uint64_t now)
+{
+	const struct eng_path *p;
+	uint32_t n = 0;
+
+	if (dev->pub.at && now - dev->pub.at < ENG_PATH_PUBLISH_NS)
+		return;
+	dev->pub.at = now;
+	__atomic_store_n(&dev->pub.seq, dev->pub.seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (p = dev->paths; p && n < ENG_PATH_INFO_MAX; p = p->next, n++) {
+		struct eng_path_info *i = &dev->pub.p[n];
+
+		memcpy(i->dgid, p->dgid, 16);
+		i->qps = p->users;
+		i->cwnd = p->cwnd;
+		i->ssthresh = p->ssthresh;
+		i->inflight = p->inflight;
+		i->srtt_ns = p->srtt;
+	}
+	dev->pub.n = n;
+	__atomic_store_n(&dev->pub.seq, dev->pub.seq + 1, __ATOMIC_RELEASE);
+}
+
+unsigned int eng_dev_paths(const struct eng_dev *dev, struct eng_path_info *out,
+			   unsigned int max)
+{
+	uint32_t seq, n;
+	int tries;
+
+	for (tries = 0; tries < 1000; tries++) {
+		seq = __atomic_load_n(&dev->pub.seq, __ATOMIC_ACQUIRE);
+		if (seq & 1)
+			continue;
+		n = dev->pub.n < max ? dev->pub.n : max;
+		memcpy(out, dev->pub.p, n * sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&dev->pub.seq, __ATOMIC_RELAXED) == seq)
+			return n;
+	}
+	return 0;	/* the owner keeps writing: nothing rather than a torn copy */
 }
 
 uint32_t eng_qp_cwnd(const struct eng_qp *qp)

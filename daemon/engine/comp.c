@@ -315,8 +315,7 @@ void eng_comp_timers(struct eng_qp *qp, uint64_t now)
 	qp->comp.deadline = 0;
 	if (qp->req.psn == qp->comp.psn && qp->req.max_psn == qp->comp.psn)
 		return;				/* nothing outstanding after all */
-	eng_cc_cut(qp, ENG_CC_TIMEOUT);
-	if (eng_cc_timeout_counts(qp)) {
+	if (eng_cc_timeout(qp)) {
 		if (!qp->comp.retry_left) {
 			comp_fail(qp, ENG_WC_RETRY_EXC_ERR, ENG_CNT_ERR_RETRY_EXCEEDED);
 			return;

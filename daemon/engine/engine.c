@@ -386,6 +386,7 @@ unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer)
 			next = earliest(next, earliest(earliest(qp->comp.deadline, qp->comp.rnr_until),
 						       qp->comp.probe_at));
 	}
+	eng_cc_publish(dev, now);
 	*next_timer = next;
 	return work;
 }

@@ -344,6 +344,20 @@ struct eng_cc_config {
 };
 #define ENG_CC_DEFAULT_CNP_INTERVAL_NS	50000ull
 void eng_dev_set_cc(struct eng_dev *dev, const struct eng_cc_config *cc);
+/* One destination's congestion state, for vrdmactl stats. */
+struct eng_path_info {
+	uint8_t dgid[16];
+	uint32_t qps;		/* RC QPs sending there */
+	uint32_t cwnd, ssthresh;	/* packets */
+	uint32_t inflight;	/* packets sent and not acknowledged */
+	uint64_t srtt_ns;	/* 0: no sample yet */
+};
+#define ENG_PATH_INFO_MAX	16
+/* Up to max of the paths as eng_poll last published them (at most
+ * ENG_PATH_PUBLISH_NS old); safe from any thread while the owner polls.
+ * Returns how many were copied. */
+unsigned int eng_dev_paths(const struct eng_dev *dev, struct eng_path_info *out,
+			   unsigned int max);
 
 /* A frame the codec accepted, for this device's QPs. */
 void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt);

@@ -57,6 +57,7 @@ struct eng_path {
 #define ENG_CC_INIT	ENG_SEND_WINDOW	/* a lone QP's window, as before */
 #define ENG_CC_MIN	2
 #define ENG_CC_MAX	1024
+#define ENG_CC_AI	8		/* packets more per window acknowledged */
 #define ENG_CC_FORGIVE	7		/* timeouts in a row held by the window */
 /* A QP with packets in flight and no ACK for this long (or the path's
  * srtt + 4 rttvar, if longer) sends again from its oldest one: a lost last
@@ -64,6 +65,8 @@ struct eng_path {
  * peer that is gone, not for a queue that overflowed. */
 #define ENG_CC_PTO_MIN_NS	1000000ull
 #define ENG_CC_PTO_MAX_SHIFT	6
+
+#define ENG_PATH_PUBLISH_NS	10000000ull	/* eng_dev_paths' age, at most */
 
 enum eng_cc_signal { ENG_CC_LOSS, ENG_CC_TIMEOUT, ENG_CC_CNP };
 
@@ -83,6 +86,14 @@ struct eng_dev {
 	struct eng_path *paths;		/* cc.c */
 	struct eng_cc_config cc;	/* eng_dev_set_cc */
 	uint32_t poll_first;		/* eng_poll starts there, round robin */
+	/* the paths for other threads (eng_dev_paths): a sequence count,
+	 * odd while the owner writes */
+	struct {
+		uint32_t seq;
+		uint32_t n;
+		uint64_t at;		/* eng_now of the last publication */
+		struct eng_path_info p[ENG_PATH_INFO_MAX];
+	} pub;
 };
 
 struct eng_pd {
@@ -372,8 +383,12 @@ bool eng_cc_may_send(struct eng_qp *qp);
 bool eng_cc_ack_wanted(const struct eng_qp *qp);
 void eng_cc_acked(struct eng_qp *qp, uint32_t n);
 void eng_cc_cut(struct eng_qp *qp, enum eng_cc_signal why);
-bool eng_cc_timeout_counts(struct eng_qp *qp);
+/* A retransmit timeout: the window's cut; whether it counts against
+ * retry_cnt. */
+bool eng_cc_timeout(struct eng_qp *qp);
 void eng_cc_free(struct eng_dev *dev);
+/* Paths for eng_dev_paths, at most every ENG_PATH_PUBLISH_NS. */
+void eng_cc_publish(struct eng_dev *dev, uint64_t now);
 void eng_cc_sent(struct eng_qp *qp, uint32_t psn, bool resend);	/* after a request went out */
 void eng_cc_timers(struct eng_qp *qp, uint64_t now);	/* the probe timer */
 void eng_cc_rewound(struct eng_qp *qp);		/* timed packets are resent */

@@ -1,10 +1,11 @@
 #!/bin/bash
 # Incast behind a bottleneck (issue 26, docs/congestion.md): two daemons,
-# 8 RC QPs each (vrdma-perf write_bw -q 8, 64 KiB WRITEs), into two VMs of a
-# third daemon whose link the bridge limits with tbf (no PFC, no ECN marks:
-# drops are the only signal). Every QP must finish (no RETRY_EXC), and
-# together they must carry at least 80 % of the bottleneck's rate; the
-# senders' shares are printed.
+# 8 RC QPs each (vrdma-perf send_bw -q 8 --check, 64 KiB SENDs), into two
+# VMs of a third daemon whose link the bridge limits with tbf (no PFC, no
+# ECN marks: drops are the only signal). Every QP must finish (no
+# RETRY_EXC) with every byte received as sent; together they must carry at
+# least 80 % of the bottleneck's rate, and neither sender less than 80 % of
+# the other's. The senders' windows (vrdmactl stats) are printed.
 #
 #   netns vrA-ID                netns vrC-ID (bridge)               netns vrR-ID
 #   +-------------------+       +---------------------------+       +-------------------+
@@ -46,34 +47,61 @@ start_daemon_b "$CONF_B"
 run_vrdmad "$NSR" "$CONF_R" "$TMP/vrdmad-r.log" ctlr
 DPID_R=$VPID
 
-perf() {	# NS SOCKET PORT [HOST]: vrdma-perf write_bw -q 8 for SECS
-	ip netns exec "$1" timeout $((SECS + 60)) "$VRDMA_PERF" write_bw -d "$2" -q 8 -s 65536 \
-		-D "$SECS" -x 0 --report_gbits -p "$3" ${4:+"$4"}
+perf() {	# NS SOCKET PORT [HOST]: vrdma-perf send_bw -q 8 --check for SECS
+	ip netns exec "$1" timeout $((SECS + 60)) "$VRDMA_PERF" send_bw -d "$2" -q 8 -s 65536 \
+		-D "$SECS" -x 0 --check -p "$3" ${4:+"$4"}
 }
 bw() { awk '$1 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { print v }' "$1"; }
+cuts() {
+	ip netns exec "$1" "$VRDMACTL" -s "$2" stats "$3" --json | jq -r '.device.transport |
+		"window cut \(.cc_cuts) times, \(.retransmitted_packets) packets resent, \(.retry_timeout) timeouts"'
+}
+# window NAME: the sender's path to its receiver (qps, cwnd, srtt) mid-run
+window() {
+	ip netns exec "$1" "$VRDMACTL" -s "$2" stats "$3" --json |
+		jq -r '.device.paths | to_entries[] |
+			"\(.key): \(.value.qps) QPs, cwnd \(.value.cwnd), srtt \(.value.srtt_us) us"'
+}
 
 incast() {
-	local pids=() p rc=0
+	local pids=() p rc=0 ca= cb=
 	perf "$NSR" "$TMP/r1.sock" 19601 > "$TMP/s1.out" 2>&1 & pids+=($!)
 	perf "$NSR" "$TMP/r2.sock" 19602 > "$TMP/s2.out" 2>&1 & pids+=($!)
 	wait_listen "$NSR" 19601 10 && wait_listen "$NSR" 19602 10 || true
 	perf "$NSA" "$TMP/a.sock" 19601 10.216.0.3 > "$TMP/c1.out" 2>&1 & pids+=($!)
 	perf "$NSB" "$TMP/b.sock" 19602 10.216.0.3 > "$TMP/c2.out" 2>&1 & pids+=($!)
+	sleep $((SECS / 2 + 1))
+	echo "    mid-run, a's $(window "$NSA" "$TMP/ctl.sock" a); b's $(window "$NSB" "$TMP/ctlB.sock" b)"
+	# the counters go with the QPs: the last sample before the clients end
+	while kill -0 "${pids[2]}" 2> /dev/null || kill -0 "${pids[3]}" 2> /dev/null; do
+		! kill -0 "${pids[2]}" 2> /dev/null || ca=$(cuts "$NSA" "$TMP/ctl.sock" a)
+		! kill -0 "${pids[3]}" 2> /dev/null || cb=$(cuts "$NSB" "$TMP/ctlB.sock" b)
+		sleep 0.5
+	done
 	for p in "${pids[@]}"; do wait "$p" || rc=1; done
 	A=$(bw "$TMP/c1.out") B=$(bw "$TMP/c2.out")
-	echo "    a: $A Gb/s, b: $B Gb/s; the bottleneck:" \
+	echo "    a: $A MB/s, b: $B MB/s; the bottleneck:" \
 		"$(ip netns exec "$NSC" tc -s qdisc show dev "${IFR}p" | grep -o 'Sent.*dropped [0-9]*')"
 	[ $rc = 0 ] || { tail -n 3 "$TMP"/[cs][12].out | sed 's/^/    /'; return 1; }
+	echo "    a: $ca; b: $cb"
+	grep -h 'Checked' "$TMP"/s[12].out | sed 's/^ */    r: /'
+	[ "$(grep -c 'every byte as sent' "$TMP"/s[12].out | awk -F: '{ s += $2 } END { print s }')" = 2 ]
 }
-check "16 QPs from two daemons into one bottleneck: every one finishes" incast
+check "16 QPs from two daemons into one bottleneck: every one finishes, every byte intact" incast
 
+# MB/s (2^20 bytes of data) to Mbit/s
 goodput() {
 	awk -v a="$A" -v b="$B" -v r="$RATE" 'BEGIN {
-		s = (a + b) * 1000; printf "    together %.0f Mbit/s of %d (%.0f %%); shares %.0f / %.0f %%\n",
-			s, r, 100 * s / r, 100 * a * 1000 / s, 100 * b * 1000 / s
+		s = (a + b) * 8.388608; printf "    together %.0f Mbit/s of %d (%.0f %%)\n", s, r, 100 * s / r
 		exit !(s >= 0.8 * r) }'
 }
 check "... carrying at least 80 % of the bottleneck's rate" goodput
+fair() {
+	awk -v a="$A" -v b="$B" 'BEGIN {
+		printf "    shares %.0f / %.0f %%\n", 100 * a / (a + b), 100 * b / (a + b)
+		exit !(a >= 0.8 * b && b >= 0.8 * a) }'
+}
+check "... shared fairly: neither sender below 80 % of the other" fair
 
 RC=dead
 if kill -0 "$DPID" 2> /dev/null && kill -0 "$DPID_B" 2> /dev/null && kill -0 "$DPID_R" 2> /dev/null; then

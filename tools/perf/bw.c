@@ -72,8 +72,10 @@ int flow_send_bw(struct perf *p)
 	print_bw_header(p);
 	k = first_size(p);
 	do {
-		if (p->machine == CLIENT || p->duplex)
+		if (p->machine == CLIENT || p->duplex) {
 			set_send_wqes(p);
+			check_fill(p);
+		}
 		if (p->machine == SERVER || p->duplex) {
 			ret = set_recv_wqes(p);
 			if (ret) {
@@ -104,5 +106,7 @@ int flow_send_bw(struct perf *p)
 			return ret;
 	} while (next_size(p, &k));
 	printf(RESULT_LINE);
+	if (p->check && (p->machine == SERVER || p->duplex))
+		printf(" Checked: %" PRIu64 " messages, every byte as sent\n", p->checked);
 	return close_connection(p);
 }

@@ -71,6 +71,10 @@ static const struct opt options[] = {
 	ARG('f', "margin", NULL, "measure results within margins. (default=duration/4)"),
 	{ 'G' + 256, "report_gbits", OPT_SET, .off = OFF(gbits),
 	  .help = "Report Max/Average BW of test in Gbit/sec (instead of MB/sec)" },
+	{ 'K' + 256, "check", OPT_SET, .off = OFF(check),
+	  .help = "vrdma-perf's own, for tests (both sides): send_bw over RC or UC only; each QP "
+		  "sends a pattern of its own, the receiver checks every byte of every message "
+		  "(buffers do not cycle)" },
 };
 
 static const struct opt_table table = {
@@ -204,6 +208,10 @@ static bool force_dependencies(struct perf *p)
 		p->cq_mod = p->tx_depth;
 	if (rd_atomic(p))
 		p->inline_size = 0;
+	if (p->check && (p->verb != SEND || p->tst != BW || p->conn == UD)) {
+		fprintf(stderr, " --check is for send_bw over RC or UC\n");
+		return false;
+	}
 	if (p->run_all)
 		p->size = MAX_SIZE;
 	if (p->verb == ATOMIC && p->size != DEF_SIZE_ATOMIC) {

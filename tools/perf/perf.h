@@ -174,6 +174,7 @@ struct perf {
 	uint64_t size, iters;
 	uint64_t alloc_size;			/* the size the buffer was laid out for */
 	bool req_size, req_cq_mod, duplex, no_peak, run_all, dur_mode, gbits, use_gid_user;
+	bool check;				/* --check: send_bw's bytes checked */
 	int tx_depth, rx_depth, cq_mod, num_qps, inline_size, out_reads, conn;
 	int post_list, duration, margin, gid_index, sl, qp_timeout;
 	enum machine machine;
@@ -198,6 +199,7 @@ struct perf {
 
 	/* measurements, in CLOCK_MONOTONIC ns (perftest: cycles) */
 	uint64_t *tposted, *tcompleted;
+	uint64_t checked;			/* --check: messages found intact */
 	enum dstate state;
 	uint64_t t_next;
 	int run_timeout_ms;
@@ -220,6 +222,7 @@ static inline bool is_dur(const struct perf *p)
 /* run.c: the data path (perftest_resources.c: run_iter_*) */
 bool cycles(const struct perf *p, uint64_t len);
 void set_send_wqes(struct perf *p);
+void check_fill(struct perf *p);
 int set_recv_wqes(struct perf *p);
 int run_iter_bw(struct perf *p);
 int run_iter_bw_server(struct perf *p);

@@ -72,7 +72,48 @@ static void cycle_addr(const struct perf *p, uint64_t *addr, uint64_t cnt, uint6
 
 bool cycles(const struct perf *p, uint64_t len)
 {
-	return p->tst == BW && len <= (uint64_t)p->cycle_buffer / 2;
+	return p->tst == BW && len <= (uint64_t)p->cycle_buffer / 2 && !p->check;
+}
+
+/* --check: byte k of QP i's messages. It changes within every 256 bytes
+ * and between MTU-sized segments and QPs: a segment in the wrong place or
+ * of the wrong QP shows. */
+static uint8_t check_byte(int i, uint64_t k)
+{
+	return (uint8_t)(k ^ (k >> 8) * 37 ^ (k >> 16) * 11 ^ (uint64_t)i * 101 ^ 0x5a);
+}
+
+/* --check: what each QP sends (from my_addr: buffers do not cycle). */
+void check_fill(struct perf *p)
+{
+	uint64_t k;
+	int i;
+
+	for (i = 0; p->check && i < p->num_qps; i++)
+		for (k = 0; k < p->size; k++)
+			((uint8_t *)(uintptr_t)p->q[i].my_addr)[k] = check_byte(i, k);
+}
+
+/* --check: a receive of QP i in rx_base, as check_fill sent it? */
+static int check_recv(struct perf *p, int i, const struct virtio_rdma_cqe *wc)
+{
+	const uint8_t *b = (const uint8_t *)(uintptr_t)p->q[i].rx_base;
+	uint64_t k;
+
+	if (wc->byte_len != p->size) {
+		fprintf(stderr, " Check failed: QP %d message %" PRIu64 " has %u bytes, not %" PRIu64
+			"\n", i, p->q[i].rcnt, wc->byte_len, p->size);
+		return -EIO;
+	}
+	for (k = 0; k < p->size; k++)
+		if (b[k] != check_byte(i, k)) {
+			fprintf(stderr, " Check failed: QP %d message %" PRIu64 " byte %" PRIu64
+				" is 0x%02x, not 0x%02x\n", i, p->q[i].rcnt, k, b[k],
+				check_byte(i, k));
+			return -EIO;
+		}
+	p->checked++;
+	return 0;
 }
 
 /* ctx_set_send_reg_wqes */
@@ -400,6 +441,12 @@ static int recv_completed(struct perf *p, const struct virtio_rdma_cqe *wc, uint
 	if (wc->status != IB_WC_SUCCESS || wc->wr_id >= (uint64_t)p->num_qps)
 		return comp_error_recv(p, wc, *rcnt);
 	q = &p->q[wc->wr_id];
+	if (p->check) {
+		int ret = check_recv(p, (int)wc->wr_id, wc);
+
+		if (ret)
+			return ret;
+	}
 	q->rcnt++;
 	(*rcnt)++;
 	q->unused++;
