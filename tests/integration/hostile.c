@@ -18,6 +18,9 @@
  *              only eng_poll's budget keeps the worker for the others)
  *   read-flood SOCKET2  64 RDMA READs of 64 MiB each, 16 at a time, from the
  *              VM of SOCKET to one of the VM of SOCKET2: the responder's side
+ *   read-target IP  an RC QP connected to QP 0x123 at IP (receive PSN 0) and
+ *              64 MiB registered for REMOTE_READ, printed as "target QPN
+ *              RKEY VA", held HOLD_SECONDS: for a remote peer's READs
  * Prints "refused: ..." and exits 0 when the daemon refuses the fd (its
  * REPLY_ACK failure or the connection dropped); prints "taken" and exits 1
  * when it takes it, having then carried the attack out. "ok" exits 0 when
@@ -204,6 +207,30 @@ static int read_flood(struct vrdma_ctx *reader, const char *target_sock, unsigne
 	vrdma_close(target);
 	return ret;
 }
+/* A READ target for a peer that is no vrdmad (udp.py roce-read). */
+static int read_target(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+{
+	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };	/* ::ffff:ip */
+	struct vrdma_mr *mr;
+	struct vrdma_qp *qp;
+	void *buf;
+	int ret;
+
+	if (inet_pton(AF_INET, ip, &gid[12]) != 1)
+		return -EINVAL;
+	ret = flood_ep(ctx, VIRTIO_IB_QPT_RC, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+		       VIRTIO_IB_ACCESS_REMOTE_READ, &qp, &mr, &buf);
+	if (!ret)
+		ret = qp_connect(qp, VIRTIO_IB_QPT_RC, 0x123, gid, 0, 0, VIRTIO_IB_MTU_1024, 16, 0);
+	if (ret)
+		return ret;
+	printf("target %u %u %llu\n", vrdma_qp_num(qp), vrdma_mr_rkey(mr),
+	       (unsigned long long)(uintptr_t)buf);
+	fflush(stdout);
+	sleep(hold);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct vrdma_open_attr attr = { .mem_size = 1u << 20, .timeout_ms = 1000 };
@@ -212,14 +239,16 @@ int main(int argc, char **argv)
 	struct vrdma_pd *pd;
 	int ret;
 
-	if (argc < 3 || ((!strcmp(argv[1], "uc-flood") || !strcmp(argv[1], "read-flood")) &&
-			 argc < 4)) {
+	bool big = argc > 1 && (!strcmp(argv[1], "uc-flood") || !strcmp(argv[1], "read-flood") ||
+				!strcmp(argv[1], "read-target"));
+
+	if (argc < 3 || (big && argc < 4)) {
 		fprintf(stderr, "usage: hostile call-pipe|unsealed|ok SOCKET [HOLD_SECONDS]\n"
-				"       hostile uc-flood SOCKET IP [HOLD_SECONDS]\n"
+				"       hostile uc-flood|read-target SOCKET IP [HOLD_SECONDS]\n"
 				"       hostile read-flood SOCKET SOCKET2 [HOLD_SECONDS]\n");
 		return 2;
 	}
-	if (!strcmp(argv[1], "uc-flood") || !strcmp(argv[1], "read-flood")) {
+	if (big) {
 		attr.mem_size = FLOOD_LEN + (8u << 20);
 		hold = argc > 4 ? (unsigned int)atoi(argv[4]) : 2;
 	}
@@ -238,6 +267,8 @@ int main(int argc, char **argv)
 		ret = uc_flood(ctx, argv[3], hold);
 	else if (!strcmp(argv[1], "read-flood"))
 		ret = read_flood(ctx, argv[3], hold);
+	else if (!strcmp(argv[1], "read-target"))
+		ret = read_target(ctx, argv[3], hold);
 	else
 		ret = -EINVAL;
 	vrdma_close(ctx);

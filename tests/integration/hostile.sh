@@ -8,7 +8,8 @@
 # Then gamma deregisters its MR under a 32 MiB WRITE from delta (vrdma_test's
 # case): that WRITE ends in REM_ACCESS_ERR, and alpha goes on completing.
 # Then gamma floods 4 GiB of UC WRITEs (UC has no window) at the peer
-# namespace, where nobody serves RoCE, and READs 4 GiB from delta: the
+# namespace, where nobody serves RoCE, and READs 4 GiB from delta, and a
+# peer in that namespace repeats a 64 MiB READ from gamma 4000 times: the
 # worker must go on serving alpha and the control socket, and never look
 # stuck to the watchdog (issue 26).
 #
@@ -19,7 +20,8 @@
 #   |   vm gamma 10.213.0.13 <- hostile                       |
 #   |   vm gamma <- vrdma_test -> vm delta 10.213.0.14        |
 #   |   vm gamma -- 4 GiB of UC WRITEs --------------------------> 10.213.0.2
-#   +---------------------------------------------------------+    (vA-IDp)
+#   |   vm gamma <-- READ, repeated 4000 times ------------------- (udp.py)
+#   +---------------------------------------------------------+    (vB-ID)
 set -e
 source "$(dirname "$0")/../lib.sh"
 need_pingpong
@@ -130,6 +132,48 @@ check "gamma floods 4 GiB of UC WRITEs: alpha completes, stats answer, no stuck 
 	flood uc-flood 10.213.0.2 gamma
 check "gamma READs 4 GiB from delta (its responder's turn): alpha completes, no stuck worker" \
 	flood read-flood "$TMP/delta.sock" delta
+
+# gamma's transport counter NAME
+vm_cnt() {
+	timeout 5 ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" stats --json |
+		jq -e ".vms[] | select(.name == \"gamma\") | .device.transport.$1"
+}
+# A peer (the other namespace: no vrdmad, udp.py's frames) READs 64 MiB from
+# gamma and asks again 3000 times, as a requester that keeps retrying
+# would: each repeat starts the responses again (IBA 9.7.5.1.x), each time
+# from the same place. Then 1000 repeats that ask for twice as much, which
+# the daemon used to take as new work (4 GiB for a 60-byte frame): dropped,
+# counted. alpha must go on completing and the worker never look stuck.
+dup_reads() {
+	local hpid c0 c1 g0 g1 qpn rkey va rc=0 hrc=0
+	ip netns exec "$NSA" timeout 60 "$HOSTILE" read-target "$TMP/gamma.sock" 10.213.0.2 5 \
+		> "$TMP/target.out" 2>&1 &
+	hpid=$!
+	for _ in $(seq 100); do grep -q '^target' "$TMP/target.out" && break; sleep 0.1; done
+	read -r _ qpn rkey va < <(grep '^target' "$TMP/target.out") ||
+		{ sed 's/^/    /' "$TMP/target.out"; return 1; }
+	c0=$(cqes) || true
+	g0=$(vm_tx gamma) || true
+	ip netns exec "$NSB" "$PY" "$HERE/integration/udp.py" roce-read "$IFB" \
+		"$(mac_of "$NSA" "$IFA")" 10.213.0.2 10.213.0.13 "$qpn" "$rkey" "$va" $((64 << 20)) \
+		3000 bad=1000 || rc=1
+	sleep 1
+	c1=$(cqes) || true
+	g1=$(vm_tx gamma) || true
+	echo "    alpha's completions $c0 -> $c1, gamma's frames $g0 -> $g1;" \
+		"repeats served $(vm_cnt duplicate_read), refused $(vm_cnt drop_duplicate_read)"
+	[[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ "$c1" -gt "$((c0 + 20))" ] || rc=1
+	[[ "$g0" =~ ^[0-9]+$ && "$g1" =~ ^[0-9]+$ ]] && [ "$g1" -gt "$((g0 + 1000))" ] ||
+		{ echo "    gamma did not answer"; rc=1; }
+	[ "$(vm_cnt duplicate_read)" -gt 0 ] && [ "$(vm_cnt drop_duplicate_read)" -gt 0 ] || rc=1
+	wait "$hpid" || hrc=$?
+	[ "$hrc" = 0 ] || { echo "    hostile exit $hrc:"; sed 's/^/    /' "$TMP/target.out"; rc=1; }
+	! grep -q 'worker is stuck' "$DLOG" || { echo "    $(grep 'worker is stuck' "$DLOG")"; rc=1; }
+	kill -0 "$DPID" 2> /dev/null || { echo "    vrdmad died"; rc=1; }
+	return $rc
+}
+check "a peer repeats a 64 MiB READ 4000 times: served within the budget, alpha completes" \
+	dup_reads
 
 undisturbed() {
 	kill -0 "$LCLI" 2> /dev/null && kill -0 "$LSRV" 2> /dev/null ||

@@ -13,6 +13,12 @@
                                 send COUNT valid RoCEv2 RC SEND_ONLY frames of
                                 N payload bytes (IPv4 or IPv6), ICRC computed
                                 here with zlib: independent of vrdmad's codec
+  roce-read IFNAME DSTMAC SRC DST QPN RKEY VA LEN DUPS [bad=N]
+                                an RC RDMA READ request of LEN bytes at VA to
+                                QP QPN at PSN 0, then DUPS duplicates of it
+                                (a requester that keeps asking again), then N
+                                that name more than the original asked for
+                                (twice LEN): at most ~30000 frames a second
 """
 import socket
 import struct
@@ -32,13 +38,16 @@ def ip_checksum(hdr):
     return ~csum & 0xffff
 
 
-def roce_frame(src_mac, dst_mac, src, dst, psn, size, vlan=None, ihl=5):
-    """Ethernet/[802.1Q]/IP/UDP/BTH/payload/pad/ICRC, as IBA Annex A17 says."""
+def roce_frame(src_mac, dst_mac, src, dst, psn, size, vlan=None, ihl=5,
+               opcode=0x04, qpn=0x11, ext=b""):
+    """Ethernet/[802.1Q]/IP/UDP/BTH/[ext]/payload/pad/ICRC, as IBA Annex A17
+    says; RC SEND_ONLY with AckReq unless opcode (and ext, its other
+    headers) say otherwise."""
     v6 = ":" in dst
     pad = (4 - size % 4) % 4
-    bth = struct.pack("!BBHI I", 0x04, pad << 4, 0xffff, 0x000011,
-                      0x80000000 | (psn & 0xffffff))  # RC SEND_ONLY, AckReq
-    body = bth + bytes((psn + i) & 0xff for i in range(size)) + b"\x00" * pad
+    bth = struct.pack("!BBHI I", opcode, pad << 4, 0xffff, qpn,
+                      0x80000000 | (psn & 0xffffff))
+    body = bth + ext + bytes((psn + i) & 0xff for i in range(size)) + b"\x00" * pad
     udp_len = 8 + len(body) + 4
     udp = struct.pack("!HHHH", 0xc000 | (psn & 0x3fff), 4791, udp_len, 0)
     if v6:
@@ -154,6 +163,23 @@ def main(argv):
                 f = f[:-1] + bytes([f[-1] ^ 0xff])
             s.send(f)
             if psn % 32 == 31:
+                time.sleep(0.001)
+        return 0
+    if cmd == "roce-read":
+        ifname, dst_mac, src, dst = argv[2], argv[3], argv[4], argv[5]
+        qpn, rkey, va, length, dups = (int(a, 0) for a in argv[6:11])
+        opts = dict(a.split("=") for a in argv[11:])
+        s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        s.bind((ifname, 0))
+        mac = bytes.fromhex(dst_mac.replace(":", ""))
+        good = roce_frame(s.getsockname()[4], mac, src, dst, 0, 0, opcode=0x0c, qpn=qpn,
+                          ext=struct.pack("!QII", va, rkey, length))
+        bad = roce_frame(s.getsockname()[4], mac, src, dst, 0, 0, opcode=0x0c, qpn=qpn,
+                         ext=struct.pack("!QII", va, rkey, 2 * length))
+        frames = [good] * (1 + dups) + [bad] * int(opts.get("bad", 0))
+        for i, f in enumerate(frames):
+            s.send(f)
+            if i % 32 == 31:
                 time.sleep(0.001)
         return 0
     if cmd == "raw":
