@@ -149,19 +149,28 @@ static int flood_post(struct vrdma_qp *qp, uint32_t opcode, void *buf, struct vr
 	return 0;
 }
 
-static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+/* flood_ep's QP connected to QP 0x123 at ip, PSNs 0. */
+static int peer_ep(struct vrdma_ctx *ctx, uint8_t type, unsigned int access, const char *ip,
+		   struct vrdma_qp **qp, struct vrdma_mr **mr, void **buf)
 {
 	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };	/* ::ffff:ip */
+	int ret;
+
+	if (inet_pton(AF_INET, ip, &gid[12]) != 1)
+		return -EINVAL;
+	ret = flood_ep(ctx, type, access, qp, mr, buf);
+	return ret ? ret : qp_connect(*qp, type, 0x123, gid, 0, 0, VIRTIO_IB_MTU_1024,
+				      type == VIRTIO_IB_QPT_RC ? 16 : 0, 0);
+}
+
+static int uc_flood(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
+{
 	struct vrdma_mr *mr;
 	struct vrdma_qp *qp;
 	void *buf;
 	int ret;
 
-	if (inet_pton(AF_INET, ip, &gid[12]) != 1)
-		return -EINVAL;
-	ret = flood_ep(ctx, VIRTIO_IB_QPT_UC, VIRTIO_IB_ACCESS_LOCAL_WRITE, &qp, &mr, &buf);
-	if (!ret)
-		ret = qp_connect(qp, VIRTIO_IB_QPT_UC, 0x123, gid, 0, 0, VIRTIO_IB_MTU_1024, 0, 0);
+	ret = peer_ep(ctx, VIRTIO_IB_QPT_UC, VIRTIO_IB_ACCESS_LOCAL_WRITE, ip, &qp, &mr, &buf);
 	if (!ret)
 		ret = flood_post(qp, VIRTIO_IB_WR_RDMA_WRITE, buf, mr, 0x10000, 0x4242);
 	if (!ret)
@@ -210,18 +219,13 @@ static int read_flood(struct vrdma_ctx *reader, const char *target_sock, unsigne
 /* A READ target for a peer that is no vrdmad (udp.py roce-read). */
 static int read_target(struct vrdma_ctx *ctx, const char *ip, unsigned int hold)
 {
-	uint8_t gid[16] = { [10] = 0xff, [11] = 0xff };	/* ::ffff:ip */
 	struct vrdma_mr *mr;
 	struct vrdma_qp *qp;
 	void *buf;
 	int ret;
 
-	if (inet_pton(AF_INET, ip, &gid[12]) != 1)
-		return -EINVAL;
-	ret = flood_ep(ctx, VIRTIO_IB_QPT_RC, VIRTIO_IB_ACCESS_LOCAL_WRITE |
-		       VIRTIO_IB_ACCESS_REMOTE_READ, &qp, &mr, &buf);
-	if (!ret)
-		ret = qp_connect(qp, VIRTIO_IB_QPT_RC, 0x123, gid, 0, 0, VIRTIO_IB_MTU_1024, 16, 0);
+	ret = peer_ep(ctx, VIRTIO_IB_QPT_RC, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+		      VIRTIO_IB_ACCESS_REMOTE_READ, ip, &qp, &mr, &buf);
 	if (ret)
 		return ret;
 	printf("target %u %u %llu\n", vrdma_qp_num(qp), vrdma_mr_rkey(mr),
