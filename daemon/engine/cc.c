@@ -32,7 +32,8 @@
  * - ECN (annex A17.9, the DCQCN model ConnectX implements): every frame
  *   goes out ECN-capable (ECT(0)) unless its traffic class says otherwise;
  *   a packet that arrives marked CE (a switch's queue was filling) is
- *   answered with a CNP to the QP that sent it, at most one per QP per
+ *   answered with a CNP to the QP that sent it (for UD, the one its DETH
+ *   and addresses name), at most one per receiving QP per
  *   cnp_interval_ns; a CNP received for one of our QPs cuts its path's
  *   window by an eighth, once per window of packets. Where nobody marks,
  *   none of this costs anything. eng_dev_set_cc turns it off.
@@ -347,6 +348,24 @@ uint8_t eng_cc_tclass(const struct eng_dev *dev, uint8_t tclass)
 	return dev->cc.ecn && !(tclass & 3) ? tclass | 2 : tclass;
 }
 
+/* The way back to a UD packet's sender, from our GID it was sent to. */
+static bool ud_reply_ah(const struct eng_qp *qp, const struct roce_pkt *pkt,
+			struct eng_ah_attr *ah)
+{
+	uint8_t gid[16], mac[6];
+	uint8_t i;
+
+	for (i = 0; i < ENG_GID_TABLE_LEN; i++)
+		if (!qp->dev->ops->gid(qp->dev->ctx, i, gid, mac) &&
+		    !memcmp(gid, pkt->addr.dgid, 16)) {
+			*ah = (struct eng_ah_attr){ .sgid_index = i, .port_num = 1 };
+			memcpy(ah->dgid, pkt->addr.sgid, 16);
+			memcpy(ah->dmac, pkt->addr.smac, 6);
+			return true;
+		}
+	return false;
+}
+
 /* DSCP 48, as ConnectX sends CNPs (and as switches prioritize them) */
 #define CNP_TCLASS	(48 << 2)
 
@@ -362,16 +381,21 @@ void eng_cc_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 		return;
 	}
 	eng_count(qp, ENG_CNT_ECN_CE);
-	/* UD: the sender is named in each packet; not answered (yet) */
-	if (!qp->dev->cc.ecn || qp->init.qp_type == ENG_QPT_UD ||
-	    qp->attr.qp_state < ENG_QPS_RTR || qp->attr.qp_state == ENG_QPS_ERR)
+	if (!qp->dev->cc.ecn || qp->attr.qp_state < ENG_QPS_RTR || qp->attr.qp_state == ENG_QPS_ERR)
 		return;
 	now = eng_now(qp->dev);
 	if (qp->resp.cnp_sent && now - qp->resp.cnp_at < qp->dev->cc.cnp_interval_ns)
 		return;
-	ah = qp->attr.ah_attr;
+	if (qp->init.qp_type == ENG_QPT_UD) {
+		/* the sender is named by each packet: its GID, MAC and QP */
+		if (!ud_reply_ah(qp, pkt, &ah))
+			return;
+		h.dqpn = pkt->h.deth.sqpn;
+	} else {
+		ah = qp->attr.ah_attr;
+		h.dqpn = qp->attr.dest_qp_num;
+	}
 	ah.traffic_class = CNP_TCLASS;
-	h.dqpn = qp->attr.dest_qp_num;
 	if (!eng_xmit(qp, &ah, &h, NULL, 0)) {
 		qp->resp.cnp_sent = true;
 		qp->resp.cnp_at = now;

@@ -2380,6 +2380,53 @@ static void test_ecn_cnp(void **state)
 	}
 }
 
+/* ECN on UD: b answers CE-marked datagrams with CNPs to the QP their DETH
+ * names, at the GID and MAC they came from, at most one per
+ * cnp_interval_ns; a's UD QP counts them (UD has no window to cut). */
+static void test_ecn_cnp_ud(void **state)
+{
+	struct eng_sge s = { SIDE_IOVA, 1000, 0 }, r = { SIDE_IOVA + 8192, 4096 + 40, 0 };
+	struct eng_ah_attr ah = { .port_num = 1 };
+	struct eng_send_wr wr = { .opcode = ENG_WR_SEND, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_recv_wr rwr = { .sg_list = &r, .num_sge = 1 };
+	const struct eng_counters *ca, *cb;
+	struct side a, b;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_UD, ENG_MTU_1024, 6);
+	wire_faults.ce = 100;
+	s.lkey = eng_mr_lkey(a.mr);
+	r.lkey = eng_mr_lkey(b.mr);
+	memcpy(ah.dgid, b.gid, 16);
+	memcpy(ah.dmac, b.mac, 6);
+	wr.ud.ah = &ah;
+	wr.ud.remote_qpn = eng_qp_num(b.qp);
+	wr.ud.remote_qkey = 0x11111111;
+	for (i = 0; i < 8; i++) {
+		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+		assert_int_equal(eng_post_send(a.qp, &wr), 0);
+		pump(&a, &b);
+		assert_int_equal(poll_one(&a).status, ENG_WC_SUCCESS);
+		assert_int_equal(poll_one(&b).status, ENG_WC_SUCCESS);
+		clock_ns += 100000;	/* past cnp_interval_ns */
+	}
+	ca = eng_qp_counters(a.qp);
+	cb = eng_qp_counters(b.qp);
+	print_message("UD: %u marked CE, b saw %lu, sent %lu CNPs, a got %lu\n", a_marked,
+		      (unsigned long)cb->c[ENG_CNT_ECN_CE], (unsigned long)cb->c[ENG_CNT_CNP_SENT],
+		      (unsigned long)ca->c[ENG_CNT_CNP_RCVD]);
+	assert_int_equal(a_marked, 8);
+	assert_int_equal(cb->c[ENG_CNT_ECN_CE], 8);
+	assert_int_equal(cb->c[ENG_CNT_CNP_SENT], 8);
+	assert_int_equal(b_cnps, 8);
+	assert_int_equal(b_cnp_tos, 0xc2);
+	assert_int_equal(ca->c[ENG_CNT_CNP_RCVD], 8);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* An atomic request from one side to the other, built as a peer would. */
 static void inject_atomic(struct side *from, struct side *to, uint8_t opcode, uint32_t psn,
 			  uint64_t off, uint32_t rkey)
@@ -3204,6 +3251,7 @@ int main(void)
 		cmocka_unit_test(test_cc_incast),
 		cmocka_unit_test(test_cc_slow_acks),
 		cmocka_unit_test(test_ecn_cnp),
+		cmocka_unit_test(test_ecn_cnp_ud),
 		cmocka_unit_test(test_atomic_implied_nak),
 		cmocka_unit_test(test_atomic_max_rd_atomic),
 	};
