@@ -303,7 +303,8 @@ fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 			$(BUILD)/fuzz_state-corpus 2>&1 | tail -6; test $${PIPESTATUS[0]} = 0
 
 # The transport tests also dump every frame they send; tshark must decode
-# them all without a malformed packet. (Its RPC-over-RDMA heuristic claims
+# them all without a malformed packet, and test_gsi's CM ConnectRequest as
+# one, with QP1's headers. (Its RPC-over-RDMA heuristic claims
 # SEND payloads and throws on 0- or 1-byte ones: not ours to decode.)
 unit: $(SAN_TESTS)
 	$(Q)set -e; for t in $(SAN_TESTS); do echo "== $$t"; \
@@ -312,6 +313,10 @@ unit: $(SAN_TESTS)
 		bad=$$(tshark -r $(BUILD)/transport.pcap --disable-heuristic rpcordma \
 			-Y _ws.malformed 2>/dev/null | wc -l); \
 		echo "transport pcap: $$n frames, $$bad malformed"; test "$$n" -gt 1000 -a "$$bad" = 0
+	$(Q)cm=$$(tshark -r $(BUILD)/transport.pcap -Y 'infiniband.cm.req.localqpn == 0x123456 && \
+		infiniband.cm.req.serviceid == 0x10604d2 && infiniband.bth.destqp == 1 && \
+		infiniband.deth.srcqp == 1 && infiniband.deth.q_key == 0x80010000' 2>/dev/null | wc -l); \
+		echo "transport pcap: $$cm CM ConnectRequest from QP1 to QP1 (test_gsi)"; test "$$cm" = 1
 
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf.
 PINGPONG_SRCS := $(wildcard tools/pingpong/*.c) $(TOOLS_COMMON_SRCS)

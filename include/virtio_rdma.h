@@ -32,7 +32,8 @@
 #define VIRTIO_RDMA_NUM_VQS(max_cq, max_qp) (1u + (max_cq) + 2u * (max_qp))
 /* QP numbers (on the wire and in every command) are random in
  * [VIRTIO_RDMA_FIRST_QPN, VIRTIO_RDMA_LAST_QPN]: 0 and 1 are IB's special
- * QPs, 2^24 - 1 is multicast. CREATE_QP also says the QP's slot k. */
+ * QPs, 2^24 - 1 is multicast; a GSI QP is 1 (VIRTIO_RDMA_GSI_QPN).
+ * CREATE_QP also says the QP's slot k. */
 #define VIRTIO_RDMA_FIRST_QPN		16u
 #define VIRTIO_RDMA_LAST_QPN		0xfffffeu
 #define VIRTIO_RDMA_PAGE_SIZE		4096u	/* REG_USER_MR / MAP_MR_SG pages */
@@ -86,10 +87,18 @@ struct virtio_rdma_config {
 	uint32_t max_srq;
 	uint32_t max_srq_wr;
 	uint32_t max_srq_sge;
-	uint32_t reserved4;
+	/* Choice (in the RFC's reserved area): what this device offers beyond
+	 * the RFC, VIRTIO_RDMA_CAP_*; an older vrdmad's 0 offers none. */
+	uint32_t caps;
 	uint64_t reserved[30];
 };
 #define VIRTIO_RDMA_GID_TBL_LEN		16
+
+/* caps: CREATE_QP takes one VIRTIO_IB_QPT_GSI per device (QP1, for the
+ * driver's MAD layer: RDMA CM), and completions carry network_hdr_type. */
+#define VIRTIO_RDMA_CAP_GSI		(1u << 0)
+#define VIRTIO_RDMA_GSI_QPN		1u
+#define VIRTIO_RDMA_GSI_QKEY		0x80010000u	/* IB_QP1_QKEY (IBA 13.4.7) */
 
 /* device_cap_flags (the RFC's enum ib_device_cap_flags) */
 #define VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN	(1ull << 12)
@@ -558,7 +567,8 @@ struct virtio_rdma_cqe {
 	uint64_t wr_id;
 	uint8_t status;		/* enum ib_wc_status */
 	uint8_t opcode;		/* enum ib_wc_opcode (receives need 128/129) */
-	uint16_t reserved;
+	uint8_t network_hdr_type; /* with WITH_NETWORK_HDR_TYPE: enum rdma_network_type */
+	uint8_t reserved;
 	uint32_t vendor_err;
 	uint32_t byte_len;
 	union {
@@ -567,11 +577,17 @@ struct virtio_rdma_cqe {
 	} ex;
 	uint32_t qp_num;
 	uint32_t src_qp;
-	uint32_t wc_flags;	/* IB_WC_GRH 1, IB_WC_WITH_IMM 2, IB_WC_WITH_INVALIDATE 4 */
+	uint32_t wc_flags;	/* IB_WC_GRH 1, IB_WC_WITH_IMM 2, IB_WC_WITH_INVALIDATE 4,
+				 * IB_WC_WITH_NETWORK_HDR_TYPE 64 */
 	uint16_t pkey_index;
 	uint8_t sl;
 	uint8_t port_num;
 };
+
+#define VIRTIO_RDMA_WC_WITH_NETWORK_HDR_TYPE	(1u << 6)
+/* network_hdr_type: Linux's enum rdma_network_type */
+#define VIRTIO_RDMA_NETWORK_IPV4	2
+#define VIRTIO_RDMA_NETWORK_IPV6	3
 
 /* An asynchronous event (the RFC has no event queue): a CQE with this opcode
  * and status 0 on the affected CQ (for a QP, its send CQ); vendor_err holds
@@ -626,6 +642,7 @@ VRDMA_ABI(virtio_rdma_config, gid_tbl, 144);
 VRDMA_ABI(virtio_rdma_config, max_srq, 400);
 VRDMA_ABI(virtio_rdma_config, max_srq_wr, 404);
 VRDMA_ABI(virtio_rdma_config, max_srq_sge, 408);
+VRDMA_ABI(virtio_rdma_config, caps, 412);
 VRDMA_ABI(virtio_rdma_config, reserved, 416);
 VRDMA_ABI_SIZE(virtio_rdma_config, 656);
 
@@ -780,6 +797,7 @@ VRDMA_ABI_SIZE(virtio_rdma_cmd_post_recv, 16);
 
 VRDMA_ABI(virtio_rdma_cqe, status, 8);
 VRDMA_ABI(virtio_rdma_cqe, opcode, 9);
+VRDMA_ABI(virtio_rdma_cqe, network_hdr_type, 10);
 VRDMA_ABI(virtio_rdma_cqe, vendor_err, 12);
 VRDMA_ABI(virtio_rdma_cqe, byte_len, 16);
 VRDMA_ABI(virtio_rdma_cqe, ex, 20);

@@ -235,6 +235,7 @@ static void fill_config(struct vdev *v)
 	c->max_fast_reg_page_list_len = htole32(vdev_max_mr_pages(v));
 	c->max_pkeys = htole16(1);
 	c->local_ca_ack_delay = 15;
+	c->caps = htole32(VIRTIO_RDMA_CAP_GSI);
 }
 
 /* ---- vhost-user glue ---- */

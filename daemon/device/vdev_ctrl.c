@@ -376,7 +376,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	uint32_t k;
 	int err;
 
-	if (q->qp_type == VIRTIO_IB_QPT_SMI || q->qp_type == VIRTIO_IB_QPT_GSI)
+	if (q->qp_type == VIRTIO_IB_QPT_SMI)	/* QP0: no subnet management on RoCE */
 		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (q->qp_type > VIRTIO_IB_QPT_UD || q->sq_sig_type > VIRTIO_IB_SIGNAL_REQ_WR)
 		return VIRTIO_RDMA_ERR_INVAL;

@@ -190,6 +190,10 @@ static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
 	c->pkey_index = htole16(wc->pkey_index);
 	c->sl = wc->sl;
 	c->port_num = 1;
+	_Static_assert(ENG_WC_WITH_NETWORK_HDR_TYPE == VIRTIO_RDMA_WC_WITH_NETWORK_HDR_TYPE &&
+		       ENG_NETWORK_IPV4 == VIRTIO_RDMA_NETWORK_IPV4 &&
+		       ENG_NETWORK_IPV6 == VIRTIO_RDMA_NETWORK_IPV6, "network header types");
+	c->network_hdr_type = wc->network_hdr_type;
 }
 
 /* Next CQ buffer: 1 with *e, 0 if none, -1 if the device broke. */

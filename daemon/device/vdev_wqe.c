@@ -76,7 +76,7 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	out->wr.imm_data = c.ex.imm_data;	/* network byte order both sides */
 	out->wr.sg_list = out->sge;
 	out->wr.num_sge = n;
-	if (lim->qp_type == VIRTIO_IB_QPT_UD) {
+	if (lim->qp_type == VIRTIO_IB_QPT_UD || lim->qp_type == VIRTIO_IB_QPT_GSI) {
 		const struct virtio_rdma_av *av = &c.wr.ud.av;
 		uint32_t stf = le32toh(av->sl_tclass_flowlabel);
 

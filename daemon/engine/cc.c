@@ -386,7 +386,7 @@ void eng_cc_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	now = eng_now(qp->dev);
 	if (qp->resp.cnp_sent && now - qp->resp.cnp_at < qp->dev->cc.cnp_interval_ns)
 		return;
-	if (qp->init.qp_type == ENG_QPT_UD) {
+	if (eng_qpt_ud(qp->init.qp_type)) {
 		/* the sender is named by each packet: its GID, MAC and QP */
 		if (!ud_reply_ah(qp, pkt, &ah))
 			return;

@@ -22,6 +22,7 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_DROP_OUT_OF_SEQUENCE] = "drop_out_of_sequence",
 	[ENG_CNT_DROP_UC_GAP] = "drop_uc_gap",
 	[ENG_CNT_DROP_QKEY] = "drop_qkey",
+	[ENG_CNT_DROP_PKEY] = "drop_pkey",
 	[ENG_CNT_DROP_UD_NO_RECV] = "drop_ud_no_recv",
 	[ENG_CNT_DROP_BAD_LENGTH] = "drop_bad_length",
 	[ENG_CNT_DROP_GHOST_ACK] = "drop_ghost_ack",
@@ -65,6 +66,8 @@ static const char *const counter_names[ENG_CNT_MAX] = {
 	[ENG_CNT_ERR_LOCAL_INV] = "err_local_inv",
 	[ENG_CNT_ERR_REMOTE_INV] = "err_remote_inv",
 	[ENG_CNT_ERR_BIND_MW] = "err_bind_mw",
+	[ENG_CNT_GSI_SENT] = "qp1_sent",
+	[ENG_CNT_GSI_RECEIVED] = "qp1_received",
 };
 
 const char *eng_counter_name(enum eng_counter c)
@@ -125,7 +128,7 @@ uint32_t eng_qp_mtu(const struct eng_qp *qp)
 	enum eng_mtu m = qp->attr.path_mtu;
 
 	/* UD has no path MTU; a port MTU lowered later caps the path's. */
-	if (qp->init.qp_type == ENG_QPT_UD || !m || (qp->dev->port_mtu && m > qp->dev->port_mtu))
+	if (eng_qpt_ud(qp->init.qp_type) || !m || (qp->dev->port_mtu && m > qp->dev->port_mtu))
 		m = qp->dev->port_mtu;
 	return eng_mtu_bytes(m);
 }
@@ -289,7 +292,7 @@ static bool addr_ok(const struct eng_qp *qp, const struct roce_pkt *pkt)
 	enum eng_qp_state s = qp->attr.qp_state;
 	uint8_t gid[16], mac[6];
 
-	if (qp->init.qp_type == ENG_QPT_UD || s < ENG_QPS_RTR || s == ENG_QPS_ERR)
+	if (eng_qpt_ud(qp->init.qp_type) || s < ENG_QPS_RTR || s == ENG_QPS_ERR)
 		return true;
 	if (memcmp(pkt->addr.sgid, ah->dgid, 16))
 		return false;
@@ -314,6 +317,13 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 	/* A CNP names the QP whose packets met congestion (annex A17.9) */
 	if (pkt->op->qpt == ROCE_QPT_CNP) {
 		eng_cc_rx(qp, pkt);
+		return;
+	}
+	/* IBA 9.6.1.1.4, as rxe: the one P_Key of the table, 0xffff, matches
+	 * 0xffff and 0x7fff (a limited member); QP1 too (IBA 13.4.7: its
+	 * packets carry a P_Key of the table) */
+	if ((pkt->h.pkey & 0x7fff) != (ENG_PKEY_DEFAULT & 0x7fff)) {
+		eng_count(qp, ENG_CNT_DROP_PKEY);
 		return;
 	}
 	if ((pkt->addr.tclass & 3) == 3)

@@ -20,7 +20,17 @@
 
 #include "codec.h"
 
-enum eng_qp_type { ENG_QPT_RC = 2, ENG_QPT_UC = 3, ENG_QPT_UD = 4 };
+/* GSI: QP1 (IBA 13.4.7), one per device, for the MAD layer (RDMA CM):
+ * a UD QP with a fixed QPN and Q_Key. */
+enum eng_qp_type { ENG_QPT_GSI = 1, ENG_QPT_RC = 2, ENG_QPT_UC = 3, ENG_QPT_UD = 4 };
+#define ENG_GSI_QPN	1u
+#define ENG_GSI_QKEY	0x80010000u
+
+/* Datagram QPs: UD and GSI */
+static inline bool eng_qpt_ud(enum eng_qp_type t)
+{
+	return t == ENG_QPT_UD || t == ENG_QPT_GSI;
+}
 
 enum eng_qp_state {
 	ENG_QPS_RESET, ENG_QPS_INIT, ENG_QPS_RTR, ENG_QPS_RTS,
@@ -107,7 +117,10 @@ enum eng_wc_opcode {
 	ENG_WC_RECV = 128, ENG_WC_RECV_RDMA_WITH_IMM = 129,
 };
 
-enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2, ENG_WC_WITH_INV = 4 };
+enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2, ENG_WC_WITH_INV = 4,
+		   ENG_WC_WITH_NETWORK_HDR_TYPE = 64 };
+/* network_hdr_type: Linux's enum rdma_network_type */
+enum eng_network_type { ENG_NETWORK_IPV4 = 2, ENG_NETWORK_IPV6 = 3 };
 
 /* Limits of the device (the device model reports them in QUERY_DEVICE). */
 #define ENG_MAX_QP		4096
@@ -211,6 +224,7 @@ struct eng_wc {
 	unsigned int wc_flags;
 	uint16_t pkey_index;
 	uint8_t sl;
+	uint8_t network_hdr_type;	/* with ENG_WC_WITH_NETWORK_HDR_TYPE */
 };
 
 /* Counters, per QP and for the device: the device's are the total over its
@@ -227,7 +241,8 @@ enum eng_counter {
 	ENG_CNT_DROP_DUPLICATE,		/* already received (re-ACKed where RC) */
 	ENG_CNT_DROP_OUT_OF_SEQUENCE,	/* ahead of the expected PSN */
 	ENG_CNT_DROP_UC_GAP,		/* rest of a UC message after a lost packet */
-	ENG_CNT_DROP_QKEY,		/* UD Q_Key mismatch */
+	ENG_CNT_DROP_QKEY,		/* UD Q_Key mismatch (GSI: not 0x80010000) */
+	ENG_CNT_DROP_PKEY,		/* BTH P_Key not ours (IBA 9.6.1.1.4) */
 	ENG_CNT_DROP_UD_NO_RECV,	/* UD message with no receive posted */
 	ENG_CNT_DROP_BAD_LENGTH,	/* payload size wrong for its place in the message */
 	ENG_CNT_DROP_GHOST_ACK,		/* ACK for a PSN never sent */
@@ -265,6 +280,9 @@ enum eng_counter {
 	ENG_CNT_ERR_LOCAL_INV,		/* LOCAL_INV of a key not VALID or not fast-reg */
 	ENG_CNT_ERR_REMOTE_INV,		/* SEND_WITH_INV naming such a key: NAKed */
 	ENG_CNT_ERR_BIND_MW,		/* BIND_MW refused (IBA 10.6.7.2): MW_BIND_ERR */
+	/* QP1: the MADs of RDMA CM */
+	ENG_CNT_GSI_SENT,		/* datagrams QP1 sent */
+	ENG_CNT_GSI_RECEIVED,		/* datagrams QP1 received */
 	ENG_CNT_MAX,
 };
 

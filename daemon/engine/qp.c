@@ -27,7 +27,7 @@ enum { T_RC, T_UC, T_UD, T_MAX };
 
 static int type_index(enum eng_qp_type t)
 {
-	return t == ENG_QPT_RC ? T_RC : t == ENG_QPT_UC ? T_UC : t == ENG_QPT_UD ? T_UD : -1;
+	return t == ENG_QPT_RC ? T_RC : t == ENG_QPT_UC ? T_UC : eng_qpt_ud(t) ? T_UD : -1;
 }
 
 #define A(x) ENG_QP_##x
@@ -115,6 +115,9 @@ static int check_values(const struct eng_qp *qp, const struct eng_qp_attr *a, un
 	if ((mask & A(PORT)) && a->port_num != 1)
 		return -EINVAL;
 	if ((mask & A(PKEY_INDEX)) && a->pkey_index != 0)	/* one P_Key: 0xffff */
+		return -EINVAL;
+	/* QP1's Q_Key is the well-known one (IBA 13.4.7) */
+	if ((mask & A(QKEY)) && qp->init.qp_type == ENG_QPT_GSI && a->qkey != ENG_GSI_QKEY)
 		return -EINVAL;
 	if ((mask & A(ACCESS_FLAGS)) && (a->qp_access_flags & ~ENG_ACCESS_ALL))
 		return -EINVAL;
@@ -227,6 +230,7 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 	const struct transition *t;
 	int ti = type_index(qp->init.qp_type);
 	struct eng_qp_attr *q = &qp->attr;
+	unsigned int gsi;
 
 	if ((unsigned int)next >= ENG_QPS_MAX)
 		return -EINVAL;
@@ -235,8 +239,11 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 	      cur != ENG_QPS_SQE) || attr->cur_qp_state != cur))
 		return -EINVAL;
 	t = &transitions[cur][next];
-	if (!t->valid || (mask & t->req[ti]) != t->req[ti] ||
-	    (mask & ~(t->req[ti] | t->opt[ti] | A(STATE))))
+	/* GSI: as UD without PORT (ib_modify_qp_is_ok: a special QP's port is
+	 * fixed) */
+	gsi = qp->init.qp_type == ENG_QPT_GSI ? A(PORT) : 0;
+	if (!t->valid || (mask & (t->req[ti] & ~gsi)) != (t->req[ti] & ~gsi) ||
+	    (mask & ~((t->req[ti] | t->opt[ti]) & ~gsi) & ~A(STATE)))
 		return -EINVAL;
 	/* No automatic path migration: an alternate path would never be used. */
 	if (mask & (A(ALT_PATH) | A(PATH_MIG_STATE)))
@@ -410,8 +417,18 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 	}
 	for (i = 0; i < qp->rq.size; i++, sge += c->max_recv_sge)
 		qp->rwqe[i].sge = sge;
-	/* Random QPNs: a peer cannot aim at a QP it was not told of. */
-	err = eng_idmap_add_random(&pd->dev->qpns, ROCE_QPN_MASK, qpn_reserved, qp, &qp->qpn);
+	/* Random QPNs: a peer cannot aim at a QP it was not told of. QP1 is
+	 * everyone's (IBA 13.4.7): one per device. */
+	if (init->qp_type == ENG_QPT_GSI) {
+		qp->qpn = ENG_GSI_QPN;
+		qp->attr.port_num = 1;
+		qp->attr.qkey = ENG_GSI_QKEY;
+		err = eng_idmap_get(&pd->dev->qpns, ENG_GSI_QPN) ? -EBUSY :
+		      eng_idmap_add(&pd->dev->qpns, ENG_GSI_QPN, qp);
+	} else {
+		err = eng_idmap_add_random(&pd->dev->qpns, ROCE_QPN_MASK, qpn_reserved, qp,
+					   &qp->qpn);
+	}
 	if (err)
 		goto free_qp;
 	err = eng_table_add(&pd->dev->qps, qp, &qp->index);
@@ -474,7 +491,7 @@ static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 		return true;
 	case ENG_WR_RDMA_WRITE:
 	case ENG_WR_RDMA_WRITE_WITH_IMM:
-		return t != ENG_QPT_UD;
+		return !eng_qpt_ud(t);
 	case ENG_WR_RDMA_READ:
 	case ENG_WR_ATOMIC_CMP_AND_SWP:
 	case ENG_WR_ATOMIC_FETCH_AND_ADD:
@@ -508,7 +525,7 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 		return -EINVAL;
 	if (!opcode_allowed(qp->init.qp_type, wr->opcode) ||
 	    wr->num_sge > qp->init.cap.max_send_sge || (wr->num_sge && !wr->sg_list) ||
-	    (qp->init.qp_type == ENG_QPT_UD && !wr->ud.ah))
+	    (eng_qpt_ud(qp->init.qp_type) && !wr->ud.ah))
 		return -EINVAL;
 	len = eng_sge_total(wr->sg_list, wr->num_sge);
 	/* Local operations carry no data (IBA 10.6.3.6, 10.6.7.2, 10.7.2.1). */

@@ -19,7 +19,7 @@ static uint8_t req_opcode(const struct eng_qp *qp, const struct eng_swqe *w, boo
 		   w->wr.opcode == ENG_WR_RDMA_WRITE_WITH_IMM;
 	bool inv = w->wr.opcode == ENG_WR_SEND_WITH_INV;	/* RC only */
 
-	if (qp->init.qp_type == ENG_QPT_UD)
+	if (eng_qpt_ud(qp->init.qp_type))
 		return imm ? ROCE_UD_SEND_ONLY_IMM : ROCE_UD_SEND_ONLY;
 	switch (w->wr.opcode) {
 	case ENG_WR_RDMA_READ:
@@ -239,7 +239,7 @@ int eng_req_step(struct eng_qp *qp)
 		   !eng_cc_may_send(qp)))
 		return 0;
 	if (!w->started) {
-		if (qp->init.qp_type == ENG_QPT_UD && w->length > mtu) {
+		if (eng_qpt_ud(qp->init.qp_type) && w->length > mtu) {
 			req_fail(qp, ENG_WC_LOC_LEN_ERR, ENG_CNT_ERR_LOCAL_LENGTH);
 			return 0;
 		}
@@ -271,11 +271,14 @@ int eng_req_step(struct eng_qp *qp)
 	h.se = last && (w->wr.send_flags & ENG_SEND_SOLICITED);
 	h.ackreq = rc && ((last && (signaled(qp, w) || !more_follows(qp, w))) ||
 			  qp->req.noack + 1 >= ENG_ACKREQ_EVERY || eng_cc_ack_wanted(qp));
-	if (qp->init.qp_type == ENG_QPT_UD) {
+	if (eng_qpt_ud(qp->init.qp_type)) {
 		h.dqpn = w->wr.ud.remote_qpn;
-		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own. */
+		/* IBA 10.2.5: a Q_Key with the high bit set means the QP's own;
+		 * QP1 sends only the well-known one (13.4.7). */
 		h.deth.qkey = (w->wr.ud.remote_qkey & 0x80000000u) ? qp->attr.qkey :
 			      w->wr.ud.remote_qkey;
+		if (qp->init.qp_type == ENG_QPT_GSI)
+			h.deth.qkey = ENG_GSI_QKEY;
 		h.deth.sqpn = qp->qpn;
 	} else {
 		h.dqpn = qp->attr.dest_qp_num;
@@ -312,11 +315,13 @@ int eng_req_step(struct eng_qp *qp)
 	h.imm = w->wr.imm_data;
 	h.ieth_rkey = w->wr.invalidate_rkey;	/* IETH, 9.4.x: SEND_WITH_INV only */
 
-	r = eng_xmit(qp, qp->init.qp_type == ENG_QPT_UD ? &w->ah : &qp->attr.ah_attr, &h,
+	r = eng_xmit(qp, eng_qpt_ud(qp->init.qp_type) ? &w->ah : &qp->attr.ah_attr, &h,
 		     payload, (unsigned int)np);
 	if (r)
 		return r;
 	qp->req.noack = h.ackreq ? 0 : qp->req.noack + 1;
+	if (qp->init.qp_type == ENG_QPT_GSI)
+		eng_count(qp, ENG_CNT_GSI_SENT);
 	if (rc)
 		eng_cc_sent(qp, h.psn, psn_before(qp->req.psn, qp->req.max_psn));
 	if (psn_before(qp->req.psn, qp->req.max_psn))

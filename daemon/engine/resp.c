@@ -37,9 +37,10 @@ static void recv_complete(struct eng_qp *qp, enum eng_wc_status st, enum eng_wc_
 		wc.invalidate_rkey = pkt->h.ieth_rkey;
 		wc.wc_flags |= ENG_WC_WITH_INV;
 	}
-	if (qp->init.qp_type == ENG_QPT_UD) {
+	if (eng_qpt_ud(qp->init.qp_type)) {
 		wc.src_qp = pkt->h.deth.sqpn;
-		wc.wc_flags |= ENG_WC_GRH;
+		wc.wc_flags |= ENG_WC_GRH | ENG_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = pkt->ipv6 ? ENG_NETWORK_IPV6 : ENG_NETWORK_IPV4;
 	}
 	if (eng_cq_post(qp->init.recv_cq, &wc, pkt->h.se))
 		eng_count(qp, ENG_CNT_ERR_CQ_OVERRUN);
@@ -63,10 +64,12 @@ static void ud_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	enum eng_wc_status st;
 	struct eng_rwqe *w;
 
-	if (pkt->h.deth.qkey != qp->attr.qkey) {
+	if (pkt->h.deth.qkey != qp->attr.qkey) {	/* QP1's: ENG_GSI_QKEY */
 		eng_count(qp, ENG_CNT_DROP_QKEY);
 		return;
 	}
+	if (qp->init.qp_type == ENG_QPT_GSI)
+		eng_count(qp, ENG_CNT_GSI_RECEIVED);
 	w = eng_rq_head(qp);	/* on an SRQ: taken from it now */
 	if (!w) {
 		eng_count(qp, ENG_CNT_DROP_UD_NO_RECV);
@@ -344,11 +347,11 @@ void eng_resp_rx(struct eng_qp *qp, const struct roce_pkt *pkt)
 	}
 	if ((qp->init.qp_type == ENG_QPT_RC && op->qpt != ROCE_QPT_RC) ||
 	    (qp->init.qp_type == ENG_QPT_UC && op->qpt != ROCE_QPT_UC) ||
-	    (qp->init.qp_type == ENG_QPT_UD && op->qpt != ROCE_QPT_UD)) {
+	    (eng_qpt_ud(qp->init.qp_type) && op->qpt != ROCE_QPT_UD)) {
 		eng_count(qp, ENG_CNT_DROP_WRONG_TRANSPORT);
 		return;
 	}
-	if (qp->init.qp_type == ENG_QPT_UD) {
+	if (eng_qpt_ud(qp->init.qp_type)) {
 		ud_rx(qp, pkt);
 		return;
 	}

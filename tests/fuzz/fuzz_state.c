@@ -555,9 +555,10 @@ static void create_qp(const struct virtio_rdma_cmd_create_qp *q)
 static void op_create_qp(void)
 {
 	struct virtio_rdma_cmd_create_qp q = { 0 };
-	uint8_t b;
+	uint8_t b = u8() % 4;
 
-	q.qp_type = (uint8_t)(VIRTIO_IB_QPT_RC + u8() % 3);
+	/* RC, UC, UD, and QP1 (at most one: a second is BUSY) */
+	q.qp_type = b == 3 ? VIRTIO_IB_QPT_GSI : (uint8_t)(VIRTIO_IB_QPT_RC + b);
 	q.pdn = pick(pdns, n_pd, u8());
 	q.send_cqn = pick(cqns, n_cq, u8());
 	q.recv_cqn = pick(cqns, n_cq, u8());
@@ -584,6 +585,11 @@ static uint8_t qp_type_of(uint32_t qpn)
 	return eq ? (uint8_t)eq->init.qp_type : 0;
 }
 
+static bool datagram(uint8_t type)
+{
+	return type == VIRTIO_IB_QPT_UD || type == VIRTIO_IB_QPT_GSI;
+}
+
 /* RESET -> INIT -> RTR -> RTS, towards dest (RC/UC) over our own GID. */
 static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_psn,
 		     const uint8_t p[4])
@@ -598,12 +604,16 @@ static void bring_up(uint32_t qpn, uint32_t dest, uint32_t rq_psn, uint32_t sq_p
 	a.qp_access_flags = 15;
 	a.qkey = 0x11111111;
 	m = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
-	m |= type == VIRTIO_IB_QPT_UD ? VIRTIO_IB_QP_QKEY : VIRTIO_IB_QP_ACCESS_FLAGS;
+	m |= datagram(type) ? VIRTIO_IB_QP_QKEY : VIRTIO_IB_QP_ACCESS_FLAGS;
+	if (type == VIRTIO_IB_QPT_GSI) {	/* as the MAD layer: no port */
+		m &= ~VIRTIO_IB_QP_PORT;
+		a.qkey = VIRTIO_RDMA_GSI_QKEY;
+	}
 	if (modify(qpn, m, &a))
 		return;
 	a.qp_state = VIRTIO_IB_QPS_RTR;
 	m = VIRTIO_IB_QP_STATE;
-	if (type != VIRTIO_IB_QPT_UD) {
+	if (!datagram(type)) {
 		memcpy(a.ah_attr.grh.dgid, gid0(), 16);
 		a.ah_attr.grh.hop_limit = 64;
 		a.ah_attr.ah_flags = VIRTIO_IB_AH_GRH;
@@ -738,9 +748,11 @@ static void op_post_send(void)
 	w->num_sge = nsge;
 	w->wr_id = u8();
 	w->ex.imm_data = 0x01020304;
-	if (qp_type_of(qpn) == VIRTIO_IB_QPT_UD) {
+	if (datagram(qp_type_of(qpn))) {
 		w->wr.ud.remote_qpn = pick(qpns, n_qp, u8());
-		w->wr.ud.remote_qkey = 0x11111111;
+		/* QP1's Q_Key (QP1 itself sends it whatever this says) */
+		w->wr.ud.remote_qkey = w->wr.ud.remote_qpn == VIRTIO_RDMA_GSI_QPN && (b & 0x80) ?
+				       VIRTIO_RDMA_GSI_QKEY : 0x11111111;
 		w->wr.ud.av.port = 1;
 		memcpy(w->wr.ud.av.dgid, gid0(), 16);
 		w->wr.ud.av.hop_limit = 64;
@@ -988,6 +1000,10 @@ static void op_frame(void)
 	h.aeth.syndrome = flags & 8 ? (uint8_t)(0x60 | (flags >> 4)) : AETH_ACK;
 	h.aeth.msn = (uint32_t)delta & ROCE_MSN_MASK;
 	h.deth.qkey = 0x11111111;
+	if (eq && eq->init.qp_type == ENG_QPT_GSI && !(flags & 4))	/* a MAD */
+		h.deth.qkey = ENG_GSI_QKEY;
+	if ((flags & 0x30) == 0x30)	/* a limited member's P_Key, or another */
+		h.pkey = delta & 1 ? 0x7fff : 0x1234;
 	h.deth.sqpn = pick(qpns, n_qp, opb);
 	memcpy(a.dmac, port.mac, 6);
 	memcpy(a.smac, port.mac, 6);

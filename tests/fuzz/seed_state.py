@@ -25,7 +25,7 @@ def mr(kind, access, pd=0, first=0, npages=4, off=0, length=16384):
 
 
 def qp(typ, pd=0, scq=0, rcq=1, b=0x0e):
-    # type 0 RC, 1 UC, 2 UD; b: signal all, 8 send / 1 recv WRs
+    # type 0 RC, 1 UC, 2 UD, 3 GSI (QP1); b: signal all, 8 send / 1 recv WRs
     return bytes([4, typ, pd, scq, rcq, b])
 
 
@@ -105,7 +105,7 @@ def flow(n=8):
     return (poll() + deliver()) * n
 
 
-RC, UC, UD = 0, 1, 2
+RC, UC, UD, GSI = 0, 1, 2, 3
 WRITE, WRITE_IMM, SEND, SEND_IMM, READ = range(5)
 setup = (pd() + cq() + cq() + mr(1, 7, npages=8, length=32768) +
          mr(2, 7, first=16, npages=8, length=32768))
@@ -125,6 +125,12 @@ seeds = {
     send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
     'ud_send': setup + qp(UD) + qp(UD) + connect(0, 1) + recv(1, [(1, 0, 2048)]) +
     send(0, SEND, sges=[(0, 0, 200)], ud_peer=1) + flow(),
+    # QP1 (a second refused), a MAD from the wire to it (frame_ops 25: UD
+    # SEND_ONLY), one from a UD QP, and QP1 to itself
+    'gsi': setup + qp(GSI) + qp(GSI) + qp(UD) + connect(0, 0) + connect(1, 1) +
+    recv(0, [(1, 0, 2048)]) * 3 + frame(0, 25, plen=256) + poll() +
+    send(1, SEND, sges=[(0, 0, 256)], ud_peer=0) + flow(2) +
+    send(0, SEND, sges=[(0, 0, 256)], ud_peer=0) + flow(),
     'rc_srq': setup + srq(0, c=7 | 2 << 3) + qp(RC) + srq(1, c=0x30) + connect(0, 1) +
     srq(5, c=1, sges=[(1, 0, 8192)]) + srq(5, c=1, sges=[(1, 0, 8192)]) +
     send(0, SEND, sges=[(0, 0, 2500)]) + send(0, SEND, sges=[(0, 0, 100)]) + flow(),

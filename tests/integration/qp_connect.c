@@ -16,7 +16,10 @@ int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn, const uint8
 	a.pkey_index = 0;
 	a.port_num = 1;
 	mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_PORT;
-	if (type == VIRTIO_IB_QPT_UD) {
+	if (type == VIRTIO_IB_QPT_GSI) {	/* as Linux's MAD layer: no port */
+		a.qkey = VIRTIO_RDMA_GSI_QKEY;
+		mask = VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_PKEY_INDEX | VIRTIO_IB_QP_QKEY;
+	} else if (type == VIRTIO_IB_QPT_UD) {
 		a.qkey = qkey;
 		mask |= VIRTIO_IB_QP_QKEY;
 	} else {
@@ -31,7 +34,7 @@ int qp_connect(struct vrdma_qp *qp, uint8_t type, uint32_t dest_qpn, const uint8
 	memset(&a, 0, sizeof(a));
 	a.qp_state = VIRTIO_IB_QPS_RTR;
 	mask = VIRTIO_IB_QP_STATE;
-	if (type != VIRTIO_IB_QPT_UD) {
+	if (type != VIRTIO_IB_QPT_UD && type != VIRTIO_IB_QPT_GSI) {
 		a.path_mtu = path_mtu;
 		a.dest_qp_num = dest_qpn;
 		a.rq_psn = rq_psn;

@@ -388,6 +388,19 @@ out:
 	return false;
 }
 
+/* ::ffff:a.b.c.d */
+static bool is_v4(const uint8_t gid[16])
+{
+	static const uint8_t prefix[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(gid, prefix, 12);
+}
+
+static bool datagram(uint8_t type)
+{
+	return type == VIRTIO_IB_QPT_UD || type == VIRTIO_IB_QPT_GSI;
+}
+
 /* A send WR from ep with one SGE over [addr, addr + len) (none if addr is
  * NULL); UD WRs are addressed to peer. */
 static struct vrdma_send_wr send_wr(struct ep *ep, struct vrdma_sge *sge, uint64_t wr_id,
@@ -399,7 +412,7 @@ static struct vrdma_send_wr send_wr(struct ep *ep, struct vrdma_sge *sge, uint64
 	};
 
 	*sge = (struct vrdma_sge){ .addr = (uintptr_t)addr, .length = len, .lkey = vrdma_mr_lkey(ep->mr) };
-	if (ep->type == VIRTIO_IB_QPT_UD && peer) {
+	if (datagram(ep->type) && peer) {
 		wr.remote_qpn = vrdma_qp_num(peer->qp);
 		wr.remote_qkey = QKEY;
 		memcpy(wr.av.dgid, peer->gid, 16);
@@ -414,7 +427,7 @@ static struct vrdma_send_wr send_wr(struct ep *ep, struct vrdma_sge *sge, uint64
 static bool xfer_send(struct env *e, struct ep *s, struct ep *r, uint32_t len, bool imm,
 		      unsigned int seed)
 {
-	uint32_t grh = s->type == VIRTIO_IB_QPT_UD ? GRH_LEN : 0;
+	uint32_t grh = datagram(s->type) ? GRH_LEN : 0;
 	uint32_t imm_data = htonl(0x5eed0000u + seed);
 	struct virtio_rdma_cqe wc;
 	struct vrdma_send_wr wr;
@@ -423,8 +436,8 @@ static bool xfer_send(struct env *e, struct ep *s, struct ep *r, uint32_t len, b
 	long bad;
 
 	snprintf(what, sizeof(what), "%s %s %u bytes",
-		 s->type == VIRTIO_IB_QPT_RC ? "RC" : s->type == VIRTIO_IB_QPT_UC ? "UC" : "UD",
-		 imm ? "SEND_WITH_IMM" : "SEND", len);
+		 s->type == VIRTIO_IB_QPT_RC ? "RC" : s->type == VIRTIO_IB_QPT_UC ? "UC" :
+		 s->type == VIRTIO_IB_QPT_UD ? "UD" : "QP1", imm ? "SEND_WITH_IMM" : "SEND", len);
 	fill(s->buf, len, seed);
 	memset(r->buf, 0xee, grh + len + 16);
 	MUST(post_recv1(e, r, 2000 + seed, r->buf, grh + len + 16));
@@ -446,6 +459,11 @@ static bool xfer_send(struct env *e, struct ep *s, struct ep *r, uint32_t len, b
 		CHECK(wc.wc_flags & WC_GRH, "%s: no IB_WC_GRH in wc_flags %#x", what, wc.wc_flags);
 		CHECK(wc.src_qp == vrdma_qp_num(s->qp), "%s: src_qp %u, want %u",
 		      what, wc.src_qp, vrdma_qp_num(s->qp));
+		CHECK((wc.wc_flags & VIRTIO_RDMA_WC_WITH_NETWORK_HDR_TYPE) &&
+		      wc.network_hdr_type == (is_v4(s->gid) ? VIRTIO_RDMA_NETWORK_IPV4 :
+					      VIRTIO_RDMA_NETWORK_IPV6),
+		      "%s: wc_flags %#x network_hdr_type %u", what, wc.wc_flags,
+		      wc.network_hdr_type);
 	}
 	bad = mismatch(r->buf + grh, len, seed);
 	CHECK(bad < 0, "%s: byte %ld differs", what, bad);
@@ -974,8 +992,7 @@ static void t_create_qp(struct env *e)
 	init.qp_type = VIRTIO_IB_QPT_UD;
 	TRY(vrdma_create_qp(pd, &init, &qps[2]));
 
-	init.qp_type = VIRTIO_IB_QPT_GSI;
-	EXPECT(vrdma_create_qp(pd, &init, &qp), -EOPNOTSUPP);
+	/* QP0: no subnet management on RoCE; QP1 is t_gsi's */
 	init.qp_type = VIRTIO_IB_QPT_SMI;
 	EXPECT(vrdma_create_qp(pd, &init, &qp), -EOPNOTSUPP);
 	init = qp_init(VIRTIO_IB_QPT_RC, cq, cq);
@@ -1619,6 +1636,53 @@ static void t_ud(struct env *e)
 out:;
 }
 
+/* QP1 (docs/virtio-rdma.md, CREATE_QP): offered in caps, one per device
+ * with QPN 1, each VM its own; a datagram between the two QP1s arrives with
+ * its GRH, source QP 1 and network header type; a UD datagram to QPN 1 with
+ * another Q_Key is dropped. */
+static void t_gsi(struct env *e)
+{
+	struct virtio_rdma_qp_attr qa = { 0 };
+	struct vrdma_qp_init_attr init;
+	struct vrdma_send_wr wr;
+	struct vrdma_qp *second;
+	struct vrdma_sge sge;
+	struct pair p = { 0 }, u = { 0 };
+	int ret;
+
+	CHECK(e->cfg[A].caps & VIRTIO_RDMA_CAP_GSI, "config caps %#x: no GSI", e->cfg[A].caps);
+	MUST(pair_make(e, &p, VIRTIO_IB_QPT_GSI, A, B));
+	CHECK(vrdma_qp_num(p.a.qp) == 1 && vrdma_qp_num(p.b.qp) == 1, "QPNs %u and %u, want 1",
+	      vrdma_qp_num(p.a.qp), vrdma_qp_num(p.b.qp));
+	init = qp_init(VIRTIO_IB_QPT_GSI, p.a.scq, p.a.scq);
+	ret = vrdma_create_qp(p.a.pd, &init, &second);
+	CHECK(ret == -EBUSY, "a second GSI: %s, want EBUSY", errname(ret));
+	MUST(xfer_send(e, &p.a, &p.b, 256, false, 1));
+	MUST(xfer_send(e, &p.b, &p.a, 256, false, 2));
+
+	/* from a UD QP of A to B's QP1 with the UD QP's Q_Key: dropped */
+	MUST(ep_make(e, &u.a, A, VIRTIO_IB_QPT_UD));
+	TRY(connect_qp(u.a.qp, VIRTIO_IB_QPT_UD, 0, NULL, 0x33, 0));
+	MUST(post_recv1(e, &p.b, 60, p.b.buf, GRH_LEN + 64));
+	wr = send_wr(&u.a, &sge, 61, VIRTIO_IB_WR_SEND, u.a.buf, 64, &p.b);
+	TRY(vrdma_post_send(u.a.qp, &wr));
+	MUST(expect_wc(e, u.a.scq, "UD SEND to QP1 with a UD Q_Key", 61, WC_SUCCESS, WC_SEND,
+		       NULL));
+	MUST(no_wc(e, p.b.rcq, "QP1 recv after a wrong Q_Key", 300));
+	/* a controlled Q_Key (high bit) in a WR means the QP's own (IBA
+	 * 10.2.5): the UD QP takes QP1's first (uverbs lets only CAP_NET_RAW) */
+	qa.qp_state = VIRTIO_IB_QPS_RTS;
+	qa.qkey = VIRTIO_RDMA_GSI_QKEY;
+	TRY(vrdma_modify_qp(u.a.qp, &qa, VIRTIO_IB_QP_STATE | VIRTIO_IB_QP_QKEY));
+	wr.remote_qkey = VIRTIO_RDMA_GSI_QKEY;
+	wr.wr_id = 62;
+	TRY(vrdma_post_send(u.a.qp, &wr));
+	MUST(expect_wc(e, u.a.scq, "UD SEND to QP1", 62, WC_SUCCESS, WC_SEND, NULL));
+	MUST(expect_wc(e, p.b.rcq, "QP1 recv of QP1's Q_Key", 60, WC_SUCCESS, WC_RECV, NULL));
+	MUST(pair_quiet(e, &p));
+out:;
+}
+
 static void t_inline(struct env *e)
 {
 	uint8_t local[256], local2[40];
@@ -2214,6 +2278,7 @@ static const struct test {
 	{ "RC RDMA READ", t_rc_read },
 	{ "UC SEND and RDMA WRITE", t_uc },
 	{ "UD SEND", t_ud },
+	{ "QP1 (GSI): one per device, QPN 1, datagrams with QP1's Q_Key", t_gsi },
 	{ "inline sends", t_inline },
 	{ "SGE outside the MR or guest memory: LOC_PROT_ERR", t_prot_err },
 	{ "malformed WQEs: LOC_QP_OP_ERR", t_malformed_wqe },

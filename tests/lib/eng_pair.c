@@ -73,7 +73,11 @@ int side_connect(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32
 	unsigned int m = ENG_QP_STATE | ENG_QP_PKEY_INDEX | ENG_QP_PORT;
 	int r;
 
-	m |= type == ENG_QPT_UD ? ENG_QP_QKEY : ENG_QP_ACCESS_FLAGS;
+	m |= eng_qpt_ud(type) ? ENG_QP_QKEY : ENG_QP_ACCESS_FLAGS;
+	if (type == ENG_QPT_GSI) {	/* as the MAD layer: no port, QP1's Q_Key */
+		m &= ~ENG_QP_PORT;
+		a.qkey = ENG_GSI_QKEY;
+	}
 	*what = "modify to INIT";
 	if ((r = eng_qp_modify(s->qp, &a, m)))
 		return r;

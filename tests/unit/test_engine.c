@@ -1196,7 +1196,7 @@ struct create_case {
 
 static const struct create_case create_cases[] = {
 	{ "type 0", 0, false, false, CAP_OK, -EINVAL },
-	{ "type 1", 1, false, false, CAP_OK, -EINVAL },
+	{ "GSI (QP1, type 1)", ENG_QPT_GSI, false, false, CAP_OK, 0 },
 	{ "type 5", 5, false, false, CAP_OK, -EINVAL },
 	{ "type 8 (raw packet)", 8, false, false, CAP_OK, -EINVAL },
 	{ "type 9 (XRC send)", 9, false, false, CAP_OK, -EINVAL },

@@ -1987,6 +1987,146 @@ static void inject_reth(struct side *from, struct side *to, uint8_t opcode, uint
 	inject_hdrs(from, to, &h);
 }
 
+/* A UD SEND_ONLY of 256 bytes from one side to the other's QP1, built as a
+ * peer would, with this Q_Key and P_Key. */
+static void inject_mad(struct side *from, struct side *to, uint32_t qkey, uint16_t pkey)
+{
+	struct roce_hdrs h = { .opcode = ROCE_UD_SEND_ONLY, .pkey = pkey, .dqpn = ENG_GSI_QPN,
+			       .deth = { qkey, ENG_GSI_QPN } };
+
+	inject_hdrs(from, to, &h);
+}
+
+static void put_be(uint8_t *p, uint64_t v, unsigned int n)
+{
+	while (n--) {
+		p[n] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+/* A CM ConnectRequest MAD (IBA 12.6.5; 256 bytes) as rdma_cm sends one for
+ * an RC QP 0x123456 to TCP port 1234 (service ID 0x10604d2): `make unit`
+ * finds it in the transport pcap, decoded by tshark, from QP1 to QP1 with
+ * QP1's Q_Key. */
+static void cm_req(uint8_t *m, const uint8_t sgid[16], const uint8_t dgid[16])
+{
+	memset(m, 0, 256);
+	m[0] = 1;		/* BaseVersion */
+	m[1] = 0x07;		/* MgmtClass: communication management */
+	m[2] = 2;		/* ClassVersion */
+	m[3] = 0x03;		/* Method: Send */
+	put_be(m + 8, 0x2700000001ull, 8);	/* TransactionID */
+	put_be(m + 16, 0x0010, 2);		/* AttributeID: ConnectRequest */
+	put_be(m + 24, 0xc0ffee01, 4);		/* Local Communication ID */
+	put_be(m + 32, 0x10604d2, 8);		/* ServiceID: RDMA_PS_TCP, port 1234 */
+	put_be(m + 40, 0x520000fffe000001ull, 8);	/* Local CA GUID */
+	put_be(m + 56, 0x123456u << 8 | 1, 4);	/* Local QPN, Responder Resources */
+	put_be(m + 60, 1, 4);			/* Initiator Depth */
+	put_be(m + 64, 20u << 3, 4);		/* remote CM timeout 20, RC */
+	put_be(m + 68, 0xabcdeu << 8 | 20u << 3 | 7, 4);	/* PSN, timeout, retries */
+	put_be(m + 72, 0xffff, 2);		/* P_Key */
+	m[74] = 3 << 4 | 7;			/* MTU 1024, RNR retry 7 */
+	m[75] = 15 << 4;			/* Max CM retries */
+	put_be(m + 76, 0xffff, 2);		/* permissive LIDs: RoCE */
+	put_be(m + 78, 0xffff, 2);
+	memcpy(m + 80, sgid, 16);
+	memcpy(m + 96, dgid, 16);
+	m[117] = 64;				/* hop limit */
+	m[119] = 18 << 3;			/* local ACK timeout */
+	m[165] = 4 << 4;			/* private data: rdma_cm's IPv4 header */
+	put_be(m + 166, 1234, 2);
+}
+
+/* QP1 (IBA 13.4.7, issue 27), as Linux's MAD layer drives it: one per
+ * device, QPN 1; INIT without PORT and with the well-known Q_Key only. Its
+ * sends carry Q_Key 0x80010000 and source QP 1 whatever the WR says; a
+ * datagram to QPN 1 arrives with its GRH and network header type (IPv4 and
+ * IPv6); a wrong Q_Key or P_Key is dropped and counted. */
+static void test_gsi(void **state)
+{
+	struct eng_qp_init_attr init = { .qp_type = ENG_QPT_GSI,
+					 .cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct eng_sge s = { SIDE_IOVA, 256, 0 }, r = { SIDE_IOVA + 8192, 40 + 256, 0 };
+	struct eng_ah_attr ah = { .port_num = 1 };
+	struct eng_send_wr wr = { .wr_id = 5, .opcode = ENG_WR_SEND, .send_flags = ENG_SEND_SIGNALED,
+				  .sg_list = &s, .num_sge = 1 };
+	struct eng_recv_wr rwr = { .wr_id = 6, .sg_list = &r, .num_sge = 1 };
+	struct eng_qp_attr qa = { .qp_state = ENG_QPS_RTS, .qkey = 0x11111111, .port_num = 1 };
+	const struct eng_counters *cb;
+	struct eng_qp *second;
+	struct side a, b;
+	struct eng_wc wc;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_GSI, ENG_MTU_1024, 0);
+	assert_int_equal(eng_qp_num(a.qp), 1);
+	assert_int_equal(eng_qp_num(b.qp), 1);
+	init.send_cq = init.recv_cq = a.cq;
+	assert_int_equal(eng_qp_create(a.pd, &init, &second), -EBUSY);
+	assert_int_equal(eng_qp_modify(a.qp, &qa, ENG_QP_STATE | ENG_QP_QKEY), -EINVAL);
+	assert_int_equal(eng_qp_modify(a.qp, &qa, ENG_QP_STATE | ENG_QP_PORT), -EINVAL);
+	qa.qkey = ENG_GSI_QKEY;
+	assert_int_equal(eng_qp_modify(a.qp, &qa, ENG_QP_STATE | ENG_QP_QKEY), 0);
+
+	s.lkey = eng_mr_lkey(a.mr);
+	r.lkey = eng_mr_lkey(b.mr);
+	memcpy(ah.dgid, b.gid, 16);
+	memcpy(ah.dmac, b.mac, 6);
+	wr.ud.ah = &ah;
+	wr.ud.remote_qpn = ENG_GSI_QPN;
+	wr.ud.remote_qkey = 0x12345678;	/* QP1 sends its own, whatever this says */
+	cm_req(a.mem, a.gid, b.gid);	/* `make unit` has tshark decode it */
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	assert_int_equal(eng_post_send(a.qp, &wr), 0);
+	pump(&a, &b);
+	assert_int_equal(poll_one(&a).status, ENG_WC_SUCCESS);
+	wc = poll_one(&b);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(wc.wr_id, 6);
+	assert_int_equal(wc.opcode, ENG_WC_RECV);
+	assert_int_equal(wc.byte_len, 40 + 256);
+	assert_int_equal(wc.qp_num, 1);
+	assert_int_equal(wc.src_qp, 1);
+	assert_int_equal(wc.pkey_index, 0);
+	assert_int_equal(wc.wc_flags, ENG_WC_GRH | ENG_WC_WITH_NETWORK_HDR_TYPE);
+	assert_int_equal(wc.network_hdr_type, ENG_NETWORK_IPV4);
+	assert_int_equal(b.mem[8192 + 20], 0x45);	/* IPv4 in the GRH's last 20 */
+	assert_memory_equal(b.mem + 8192 + 20 + 12, a.gid + 12, 4);
+	assert_memory_equal(b.mem + 8192 + 40, a.mem, 256);
+	assert_int_equal(eng_qp_counters(a.qp)->c[ENG_CNT_GSI_SENT], 1);
+	assert_int_equal(eng_qp_counters(b.qp)->c[ENG_CNT_GSI_RECEIVED], 1);
+
+	/* a peer's MADs: the wrong Q_Key, then P_Keys not ours, dropped */
+	cb = eng_qp_counters(b.qp);
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	inject_mad(&a, &b, 0x11111111, 0xffff);
+	inject_mad(&a, &b, ENG_GSI_QKEY, 0x8001);
+	inject_mad(&a, &b, ENG_GSI_QKEY, 0x0000);
+	assert_cq_empty(&b);
+	assert_int_equal(cb->c[ENG_CNT_DROP_QKEY], 1);
+	assert_int_equal(cb->c[ENG_CNT_DROP_PKEY], 2);
+	/* a limited member's 0x7fff matches our 0xffff (IBA 10.9.3) */
+	inject_mad(&a, &b, ENG_GSI_QKEY, 0x7fff);
+	assert_int_equal(poll_one(&b).status, ENG_WC_SUCCESS);
+
+	/* IPv6 GIDs: the IPv6 header fills the GRH */
+	memcpy(a.gid, (const uint8_t[16]){ 0xfd, [15] = 1 }, 16);
+	memcpy(b.gid, (const uint8_t[16]){ 0xfd, [15] = 2 }, 16);
+	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
+	inject_mad(&a, &b, ENG_GSI_QKEY, 0xffff);
+	wc = poll_one(&b);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	assert_int_equal(wc.src_qp, 1);
+	assert_int_equal(wc.network_hdr_type, ENG_NETWORK_IPV6);
+	assert_int_equal(b.mem[8192] >> 4, 6);
+	assert_memory_equal(b.mem + 8192 + 8, a.gid, 16);	/* source address */
+	assert_int_equal(cb->c[ENG_CNT_GSI_RECEIVED], 3);
+	side_free(&a);
+	side_free(&b);
+}
+
+
 /* Frames s sent since the last call (dropped, not delivered). */
 static unsigned int sent_frames(struct side *s)
 {
@@ -3223,6 +3363,7 @@ int main(void)
 		cmocka_unit_test(test_rc_write_wraps),
 		cmocka_unit_test(test_ackreq),
 		cmocka_unit_test(test_ud_send),
+		cmocka_unit_test(test_gsi),
 		cmocka_unit_test(test_rc_loss_0),
 		cmocka_unit_test(test_rc_loss_1),
 		cmocka_unit_test(test_rc_loss_5),

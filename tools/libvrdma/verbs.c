@@ -530,7 +530,8 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 	qp->max_recv_sge = init->max_recv_sge;
 	qp->max_inline = init->max_inline_data;
 	k = rsp.qp_index;
-	if (qp->qpn < VIRTIO_RDMA_FIRST_QPN || qp->qpn > VIRTIO_RDMA_LAST_QPN || k >= ctx->max_qp) {
+	if ((init->qp_type == VIRTIO_IB_QPT_GSI ? qp->qpn != VIRTIO_RDMA_GSI_QPN :
+	     qp->qpn < VIRTIO_RDMA_FIRST_QPN || qp->qpn > VIRTIO_RDMA_LAST_QPN) || k >= ctx->max_qp) {
 		ret = -EPROTO;	/* no queues for it */
 		goto destroy_qp;
 	}
@@ -667,7 +668,7 @@ int vrdma_post_send(struct vrdma_qp *qp, const struct vrdma_send_wr *wr)
 		hdr.wr.bind_mw.rkey = wr->bind.rkey;
 		hdr.wr.bind_mw.mr_lkey = wr->bind.mr_lkey;
 		hdr.wr.bind_mw.access = wr->bind.access;
-	} else if (qp->qp_type == VIRTIO_IB_QPT_UD) {
+	} else if (qp->qp_type == VIRTIO_IB_QPT_UD || qp->qp_type == VIRTIO_IB_QPT_GSI) {
 		hdr.wr.ud.remote_qpn = wr->remote_qpn;
 		hdr.wr.ud.remote_qkey = wr->remote_qkey;
 		hdr.wr.ud.av = wr->av;
