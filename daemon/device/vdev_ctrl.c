@@ -470,10 +470,15 @@ static uint8_t cmd_modify_qp(struct vdev *v, const void *req, void *rsp)
 	/* RoCE needs the GRH (the kernel's rdma_check_ah_attr). */
 	if ((mask & ENG_QP_AV) && !(a->ah_attr.ah_flags & 1))
 		return VIRTIO_RDMA_ERR_INVAL;
-	if (a->qp_state >= ENG_QPS_MAX || a->cur_qp_state >= ENG_QPS_MAX)
+	/* attributes outside the mask are ignored, whatever they hold (the
+	 * MAD layer's come from kmalloc) */
+	if (((mask & ENG_QP_STATE) && a->qp_state >= ENG_QPS_MAX) ||
+	    ((mask & ENG_QP_CUR_STATE) && a->cur_qp_state >= ENG_QPS_MAX))
 		return VIRTIO_RDMA_ERR_INVAL;
-	e.qp_state = (enum eng_qp_state)a->qp_state;
-	e.cur_qp_state = (enum eng_qp_state)a->cur_qp_state;
+	if (mask & ENG_QP_STATE)
+		e.qp_state = (enum eng_qp_state)a->qp_state;
+	if (mask & ENG_QP_CUR_STATE)
+		e.cur_qp_state = (enum eng_qp_state)a->cur_qp_state;
 	e.path_mtu = (enum eng_mtu)a->path_mtu;
 	e.qkey = le32toh(a->qkey);
 	e.rq_psn = le32toh(a->rq_psn);
