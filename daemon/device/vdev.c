@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "vdev_int.h"
+#include "vdev_lie.h"
 #include "vm.h"
 
 #define ROCE_OVERHEAD 80	/* IPv6 + UDP + BTH + RETH + ICRC: rxe's margin */
@@ -183,6 +184,7 @@ static void gids_from_config(struct vdev *v)
 /* A fresh engine and an empty device, as on a new connection. */
 static int device_reset(struct vdev *v)
 {
+	vdev_lie_reset();
 	free_resources(v);
 	eng_dev_free(v->eng);
 	v->eng = eng_dev_new(&v->eng_ops, v, &v->tx);
@@ -236,6 +238,7 @@ static void fill_config(struct vdev *v)
 	c->max_pkeys = htole16(1);
 	c->local_ca_ack_delay = 15;
 	c->caps = htole32(VIRTIO_RDMA_CAP_GSI);
+	vdev_lie_config(c);
 }
 
 /* ---- vhost-user glue ---- */

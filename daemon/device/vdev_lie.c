@@ -14,7 +14,13 @@
  *                 driver spins for that answer)
  *   slow_ctrl     one control command answered per millisecond, so that a
  *                 guest's threads fill the control queue (honest, just slow)
+ *   no_gsi        the config offers no QP1 (caps 0), as a vrdmad before it
+ *                 (honest too: an older device)
  *
+ * The lies about objects spare the guest kernel's own, which its MAD layer
+ * creates at every probe (the first CQ since the device was reset, and
+ * QP1): told at every probe, they would reset the device before any
+ * program could meet them.
  * Only built with -DVDEV_LIES (the Makefile's vrdmad-liar).
  */
 #ifdef VDEV_LIES
@@ -39,6 +45,12 @@ static bool lying(const char *name)
 
 static bool first_qp_set, first_cq_set;
 static uint32_t first_qp_slot, first_cq, last_qpn;
+
+void vdev_lie_reset(void)
+{
+	first_qp_set = first_cq_set = false;
+	last_qpn = 0;
+}
 
 bool vdev_lie_refuse(uint8_t cmd, uint8_t *status)
 {
@@ -69,7 +81,7 @@ void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len
 		} else if (lying("slot_used")) {
 			qp.qp_index = htole32(first_qp_slot);
 		}
-		if (lying("slot_range"))
+		if (lying("slot_range") && le32toh(qp.qpn) != VIRTIO_RDMA_GSI_QPN)
 			qp.qp_index = htole32(0x7fff);
 		memcpy(rsp, &qp, sizeof(qp));
 	} else if (cmd == VIRTIO_CMD_CREATE_SRQ && rsp_len >= sizeof(srq)) {
@@ -86,17 +98,23 @@ void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len
 			first_cq = le32toh(cq.cqn);
 		} else if (lying("slot_used")) {
 			cq.cqn = htole32(first_cq);
-		}
-		if (lying("slot_range"))
+		} else if (lying("slot_range")) {
 			cq.cqn = htole32(0x7fff);
+		}
 		memcpy(rsp, &cq, sizeof(cq));
 	}
 }
 
-bool vdev_lie_mute(uint8_t cmd)
+bool vdev_lie_mute(uint8_t cmd, const uint8_t *req)
 {
-	return (lying("mute_reg_mr") && cmd == VIRTIO_CMD_REG_USER_MR) ||
-	       (lying("mute_notify") && cmd == VIRTIO_CMD_REQ_NOTIFY_CQ);
+	struct virtio_rdma_cmd_req_notify rn;
+
+	if (lying("mute_reg_mr") && cmd == VIRTIO_CMD_REG_USER_MR)
+		return true;
+	if (!lying("mute_notify") || cmd != VIRTIO_CMD_REQ_NOTIFY_CQ)
+		return false;
+	memcpy(&rn, req, sizeof(rn));
+	return !first_cq_set || le32toh(rn.cqn) != first_cq;
 }
 
 bool vdev_lie_slow_ctrl(void)
@@ -115,8 +133,14 @@ void vdev_lie_cqe(struct virtio_rdma_cqe *c)
 		c->qp_num = htole32(last_qpn);
 }
 
-bool vdev_lie_empty_cqes(void)
+bool vdev_lie_empty_cqes(uint32_t cqn)
 {
-	return lying("cqe_empty");
+	return lying("cqe_empty") && (!first_cq_set || cqn != first_cq);
+}
+
+void vdev_lie_config(struct virtio_rdma_config *c)
+{
+	if (lying("no_gsi"))
+		c->caps = 0;
 }
 #endif

@@ -21,14 +21,18 @@ struct vdev;
 bool vdev_lie_refuse(uint8_t cmd, uint8_t *status);
 /* After it ran: its answer, rewritten. */
 void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len);
-/* Whether the command, run, gets no answer at all. */
-bool vdev_lie_mute(uint8_t cmd);
+/* Whether the command (its request req), run, gets no answer at all. */
+bool vdev_lie_mute(uint8_t cmd, const uint8_t *req);
 /* After an answer: whether to stop this poll (having slept a while). */
 bool vdev_lie_slow_ctrl(void);
 /* A CQE about to be written, rewritten. */
 void vdev_lie_cqe(struct virtio_rdma_cqe *c);
-/* Whether CQ buffers go back empty (used length 0), each poll. */
-bool vdev_lie_empty_cqes(void);
+/* Whether CQ cqn's buffers go back empty (used length 0), each poll. */
+bool vdev_lie_empty_cqes(uint32_t cqn);
+/* The config space served, rewritten. */
+void vdev_lie_config(struct virtio_rdma_config *c);
+/* The device was reset: the next objects are the guest kernel's again. */
+void vdev_lie_reset(void);
 #else
 static inline bool vdev_lie_refuse(uint8_t cmd, uint8_t *status)
 {
@@ -39,9 +43,9 @@ static inline void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, ui
 {
 	(void)cmd, (void)status, (void)rsp, (void)rsp_len;
 }
-static inline bool vdev_lie_mute(uint8_t cmd)
+static inline bool vdev_lie_mute(uint8_t cmd, const uint8_t *req)
 {
-	(void)cmd;
+	(void)cmd, (void)req;
 	return false;
 }
 static inline bool vdev_lie_slow_ctrl(void)
@@ -52,9 +56,17 @@ static inline void vdev_lie_cqe(struct virtio_rdma_cqe *c)
 {
 	(void)c;
 }
-static inline bool vdev_lie_empty_cqes(void)
+static inline bool vdev_lie_empty_cqes(uint32_t cqn)
 {
+	(void)cqn;
 	return false;
+}
+static inline void vdev_lie_config(struct virtio_rdma_config *c)
+{
+	(void)c;
+}
+static inline void vdev_lie_reset(void)
+{
 }
 #endif
 

@@ -47,7 +47,7 @@ static unsigned int poll_ctrl(struct vdev *v)
 			rsp[0] = vdev_ctrl_exec(v, req[0], req + 1, got - 1, rsp + 1,
 						e.in_len - 1, &rsp_len);
 			vdev_lie_answer(req[0], rsp[0], rsp + 1, rsp_len);
-			if (vdev_lie_mute(req[0])) {
+			if (vdev_lie_mute(req[0], req + 1)) {
 				n++;
 				continue;
 			}
@@ -220,7 +220,7 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 
 	if (!virtq_ready(vq))
 		return 0;
-	if (vdev_lie_empty_cqes()) {
+	if (vdev_lie_empty_cqes(cqn)) {
 		while (n < POLL_BUDGET && cq_buffer(v, vq, &e) > 0) {
 			virtq_push(vq, e.head, 0);
 			n++;
