@@ -38,10 +38,27 @@ enum vrdma_slot_state {
 	VRDMA_SLOT_RELEASING,
 };
 
-/* One SQ or RQ virtqueue: every add and reclaim on it holds lock. */
+/* One WQE as the device reads it (data, len bytes), with its place in a
+ * backlog while the ring has no room for it.
+ */
+struct vrdma_wqe {
+	struct list_head node;
+	u32 len;
+	u8 data[] __aligned(8);
+};
+
+/*
+ * One SQ or RQ virtqueue: every add and reclaim on it holds lock. A kernel
+ * consumer may post in atomic context, where nothing can wait for the ring
+ * and the MAD layer cannot retry: up to its QP's depth of WQEs that find
+ * the ring full wait in backlog, in order, and go to the ring as it drains
+ * (vrdma_backlog_work).
+ */
 struct vrdma_wq {
 	struct virtqueue *vq;
 	spinlock_t lock;
+	struct list_head backlog;	/* struct vrdma_wqe */
+	u32 nbacklog;
 };
 
 struct vrdma_qp_slot {
@@ -107,6 +124,7 @@ struct vrdma_dev {
 	struct xarray qps;		/* qpn -> struct vrdma_qp */
 	struct xarray srqs;		/* srqn -> struct vrdma_srq */
 
+	struct delayed_work backlog_work;	/* a work queue has a backlog */
 	struct work_struct reset_work;
 	struct mutex reset_lock;	/* the reset and its ctrl_stopped */
 	spinlock_t held_lock;
@@ -148,6 +166,9 @@ struct vrdma_cq {
 	struct vrdma_dev *dev;
 	u32 cqn;
 	struct vrdma_cq_slot *slot;	/* borrowed from dev->cq_slots */
+	/* a user CQ: bit 0 set while armed and its event not delivered */
+	unsigned long armed;
+	struct work_struct event_work;	/* the event a poll made sure of */
 };
 
 struct vrdma_srq {
@@ -155,6 +176,7 @@ struct vrdma_srq {
 	struct vrdma_dev *dev;
 	u32 srqn;
 	u32 slot;
+	u32 max_wr;			/* the backlog's bound (MODIFY_SRQ may grow it) */
 	u32 max_sge;
 	struct vrdma_wq *rq;		/* borrowed from dev->qp_slots[slot] */
 };
@@ -234,7 +256,13 @@ int vrdma_slot_claim(struct vrdma_dev *dev, u8 *state, const char *what,
 		     u32 n);
 void vrdma_slot_release_begin(struct vrdma_dev *dev, u8 *state);
 void vrdma_slot_release_end(struct vrdma_dev *dev, u8 *state);
+void vrdma_slots_stop(struct vrdma_dev *dev);
+void vrdma_backlog_work(struct work_struct *work);
 void vrdma_wq_reclaim(struct vrdma_wq *wq);
+void vrdma_wq_drop(struct vrdma_wq *wq);
+int vrdma_wq_add(struct vrdma_wq *wq, struct vrdma_wqe *w, bool *kick);
+bool vrdma_wq_defer(struct vrdma_dev *dev, struct vrdma_wq *wq,
+		    struct vrdma_wqe *w, u32 max);
 
 /* vrdma_verbs.c */
 int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,

@@ -72,6 +72,8 @@ static void vrdma_cq_release(struct vrdma_dev *dev, struct vrdma_cq *cq)
 	vrdma_slot_release_end(dev, &slot->state);
 }
 
+static void vrdma_cq_event_work(struct work_struct *work);
+
 int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs)
 {
@@ -105,6 +107,7 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		return err;
 	cq->dev = dev;
+	INIT_WORK(&cq->event_work, vrdma_cq_event_work);
 	cq->slot = slot;
 	err = vrdma_cq_slot_alloc(slot);
 	if (err)
@@ -145,8 +148,32 @@ int vrdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	vrdma_slot_release_begin(dev, &cq->slot->state);
 	RCU_INIT_POINTER(dev->cqs[cq->cqn], NULL);
 	synchronize_rcu();
+	cancel_work_sync(&cq->event_work);
 	vrdma_cq_release(dev, cq);
 	return 0;
+}
+
+/*
+ * Whether the CQ's consumer can take a completion event. ib_alloc_cq arms a
+ * workqueue-polled CQ before it sets the workqueue that the handler queues
+ * on: an honest device has nothing to signal so early (no QP uses the CQ
+ * yet), but a lying one may, and the handler must not run then.
+ */
+static bool vrdma_cq_ready(struct vrdma_cq *cq)
+{
+	enum ib_poll_context ctx = cq->ibcq.poll_ctx;
+
+	return cq->ibcq.uobject ||
+	       (ctx != IB_POLL_WORKQUEUE && ctx != IB_POLL_UNBOUND_WORKQUEUE) ||
+	       READ_ONCE(cq->ibcq.comp_wq);
+}
+
+static void vrdma_cq_event_work(struct work_struct *work)
+{
+	struct vrdma_cq *cq = container_of(work, struct vrdma_cq, event_work);
+
+	if (cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
 /* The CQ's interrupt: the device signals only when REQ_NOTIFY_CQ armed it. */
@@ -160,7 +187,9 @@ void vrdma_cq_done(struct virtqueue *vq)
 		return;
 	rcu_read_lock();
 	cq = rcu_dereference(dev->cqs[n]);
-	if (cq && cq->ibcq.comp_handler)
+	if (cq)
+		clear_bit(0, &cq->armed);
+	if (cq && cq->ibcq.comp_handler && vrdma_cq_ready(cq))
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	rcu_read_unlock();
 }
@@ -281,7 +310,16 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 	wc->vendor_err = le32_to_cpu(c->vendor_err);
 	wc->byte_len = le32_to_cpu(c->byte_len);
 	wc->wc_flags = le32_to_cpu(c->wc_flags) &
-		       (IB_WC_GRH | IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE);
+		       (IB_WC_GRH | IB_WC_WITH_IMM | IB_WC_WITH_INVALIDATE |
+			IB_WC_WITH_NETWORK_HDR_TYPE);
+	/* what the GRH area holds: the MAD layer's replies are built on it */
+	if (wc->wc_flags & IB_WC_WITH_NETWORK_HDR_TYPE) {
+		if (c->network_hdr_type == RDMA_NETWORK_IPV4 ||
+		    c->network_hdr_type == RDMA_NETWORK_IPV6)
+			wc->network_hdr_type = c->network_hdr_type;
+		else
+			wc->wc_flags &= ~IB_WC_WITH_NETWORK_HDR_TYPE;
+	}
 	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)	/* little-endian, the ABI's */
 		wc->ex.invalidate_rkey = le32_to_cpu(c->ex.invalidate_rkey);
 	else
@@ -345,6 +383,15 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	spin_unlock_irqrestore(&slot->lock, flags);
 	if (kick)
 		virtqueue_notify(slot->vq);
+	/*
+	 * A program polls after arming (it cannot ask for missed events): a
+	 * completion it takes may be the one the device signalled for, and
+	 * the interrupt, finding the ring empty by then, calls nobody
+	 * (vring_interrupt). The event is delivered from here instead: one per
+	 * arming, a spurious one costs the program an empty poll.
+	 */
+	if (n && ibcq->uobject && test_and_clear_bit(0, &cq->armed))
+		queue_work(system_wq, &cq->event_work);
 	return READ_ONCE(cq->dev->broken) && !n ? -EIO : n;
 }
 
@@ -364,12 +411,16 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	 * CQEs. uverbs calls this in process context; a kernel consumer may
 	 * call it in interrupt context, where the answer is spun for.
 	 */
-	if (ibcq->uobject)
+	if (ibcq->uobject) {
+		set_bit(0, &cq->armed);
 		err = vrdma_cmd(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
 				sizeof(req), NULL, 0);
-	else
+		if (err)
+			clear_bit(0, &cq->armed);
+	} else {
 		err = vrdma_cmd_atomic(cq->dev, VIRTIO_CMD_REQ_NOTIFY_CQ, &req,
 				       sizeof(req), NULL, 0);
+	}
 	if (err || !(flags & IB_CQ_REPORT_MISSED_EVENTS))
 		return err;
 	spin_lock_irqsave(&cq->slot->lock, irqflags);

@@ -106,10 +106,11 @@ static int vrdma_read_config(struct vrdma_dev *dev)
 	CFG32(max_fast_reg_page_list_len);
 	/* past the GID table: the SRQ limits */
 	virtio_cread_bytes(dev->vdev, offsetof(struct virtio_rdma_config, max_srq),
-			   &raw.max_srq, 3 * sizeof(raw.max_srq));
+			   &raw.max_srq, 4 * sizeof(raw.max_srq));
 	CFG32(max_srq);
 	CFG32(max_srq_wr);
 	CFG32(max_srq_sge);
+	CFG32(caps);	/* VIRTIO_RDMA_CAP_*: an older vrdmad's 0 */
 #undef CFG32
 	c->atomic_cap = raw.atomic_cap;
 	c->max_pkeys = le16_to_cpu(raw.max_pkeys);
@@ -482,6 +483,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	spin_lock_init(&dev->held_lock);
 	INIT_LIST_HEAD(&dev->held);
 	INIT_WORK(&dev->reset_work, vrdma_reset_work);
+	INIT_DELAYED_WORK(&dev->backlog_work, vrdma_backlog_work);
 	mutex_init(&dev->reset_lock);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
@@ -543,6 +545,7 @@ unregister_ib:
 reset_device:
 	vrdma_stop_device(dev);
 	cancel_work_sync(&dev->reset_work);
+	vrdma_slots_stop(dev);
 free_slots:
 	vrdma_slots_free(dev);
 del_vqs:
@@ -567,6 +570,11 @@ static void vrdma_remove(struct virtio_device *vdev)
 	ib_unregister_device(&dev->ib);
 	vrdma_stop_device(dev);
 	cancel_work_sync(&dev->reset_work);
+	/* A device that failed during probe was reset then, and the virtio
+	 * core set DRIVER_OK again once probe returned: it goes out reset.
+	 */
+	virtio_reset_device(vdev);
+	vrdma_slots_stop(dev);
 	vrdma_slots_free(dev);
 	vdev->config->del_vqs(vdev);
 	kfree(dev->vqs);

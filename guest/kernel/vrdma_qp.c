@@ -15,8 +15,15 @@
 
 #define VRDMA_MAX_INLINE	512	/* docs/virtio-rdma.md, CREATE_QP */
 
-/* Takes back what the device gave back on a slot's queue: a previous
- * user's WQEs at CREATE, or this one's at DESTROY.
+/* UD, or GSI (QP1): WQEs carry an address vector */
+static bool vrdma_qp_datagram(const struct vrdma_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/* Takes back what the device gave back on a slot's queue, a previous
+ * user's WQEs at CREATE, or this one's at DESTROY, and drops what never
+ * left the backlog.
  */
 static void vrdma_wq_take(struct vrdma_wq *wq)
 {
@@ -24,6 +31,7 @@ static void vrdma_wq_take(struct vrdma_wq *wq)
 
 	spin_lock_irqsave(&wq->lock, flags);
 	vrdma_wq_reclaim(wq);
+	vrdma_wq_drop(wq);
 	spin_unlock_irqrestore(&wq->lock, flags);
 }
 
@@ -56,6 +64,10 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:	/* QP1, the MAD layer's: never a program's */
+		if (udata || !(dev->cfg.caps & VIRTIO_RDMA_CAP_GSI))
+			return -EOPNOTSUPP;
 		break;
 	default:
 		return -EOPNOTSUPP;
@@ -92,8 +104,9 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 	qpn = le32_to_cpu(rsp.qpn);
 	k = le32_to_cpu(rsp.qp_index);
-	if (k >= dev->max_qp || qpn < VIRTIO_RDMA_FIRST_QPN ||
-	    qpn > VIRTIO_RDMA_LAST_QPN) {
+	if (k >= dev->max_qp ||
+	    (init->qp_type == IB_QPT_GSI ? qpn != VIRTIO_RDMA_GSI_QPN :
+	     qpn < VIRTIO_RDMA_FIRST_QPN || qpn > VIRTIO_RDMA_LAST_QPN)) {
 		vrdma_dev_error(dev, "device gave QP %u in slot %u of %u\n",
 				qpn, k, dev->max_qp);
 		return -EIO;
@@ -247,7 +260,7 @@ int vrdma_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->retry_cnt = a->retry_cnt;
 	attr->rnr_retry = a->rnr_retry;
 	attr->cap = qp->cap;
-	if (qp->ibqp.qp_type != IB_QPT_UD)
+	if (!vrdma_qp_datagram(qp))
 		vrdma_ah_from_dev(&attr->ah_attr, &a->ah_attr);
 
 	memset(init, 0, sizeof(*init));
@@ -287,33 +300,17 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-/* Adds one WQE buffer to a work queue (taking it over), and says whether
- * the device needs a kick; wq->lock held.
- */
-static int vrdma_wq_add(struct vrdma_wq *wq, void *buf, size_t len,
-			bool *kick)
-{
-	struct scatterlist sg;
-	int err;
-
-	vrdma_wq_reclaim(wq);
-	sg_init_one(&sg, buf, len);
-	err = virtqueue_add_outbuf(wq->vq, &sg, 1, buf, GFP_ATOMIC);
-	if (!err && virtqueue_kick_prepare(wq->vq))
-		*kick = true;
-	return err;
-}
-
 /*
- * Posts one WQE buffer. The device takes WQEs off the ring as fast as it
- * polls, so a full ring is mostly a device that has not got round to it:
- * a user QP (process context) gives it a moment, kicked, before calling the
- * queue full; a kernel QP may be in atomic context and does not wait.
+ * Posts one WQE. The device takes WQEs off the ring as fast as it polls,
+ * so a full ring is mostly a device that has not got round to it: a user
+ * QP (process context) gives it a moment, kicked, before calling the queue
+ * full; a kernel QP may be in atomic context, and its WQE waits in the
+ * backlog (up to max, the queue's depth) instead.
  */
 #define VRDMA_RING_WAIT_US	(2 * USEC_PER_SEC)
 
-static int vrdma_wq_post(bool user, struct vrdma_wq *wq, void *buf,
-			 size_t len, bool *kick)
+static int vrdma_wq_post(struct vrdma_dev *dev, bool user, struct vrdma_wq *wq,
+			 struct vrdma_wqe *w, u32 max, bool *kick)
 {
 	unsigned int waited = 0;
 	unsigned long flags;
@@ -321,7 +318,9 @@ static int vrdma_wq_post(bool user, struct vrdma_wq *wq, void *buf,
 
 	for (;;) {
 		spin_lock_irqsave(&wq->lock, flags);
-		err = vrdma_wq_add(wq, buf, len, kick);
+		err = vrdma_wq_add(wq, w, kick);
+		if (err == -ENOSPC && !user && vrdma_wq_defer(dev, wq, w, max))
+			err = 0;
 		spin_unlock_irqrestore(&wq->lock, flags);
 		if (err != -ENOSPC || !user ||
 		    waited >= VRDMA_RING_WAIT_US)
@@ -373,13 +372,25 @@ static int vrdma_copy_inline(struct vrdma_qp *qp, u8 *dst,
 	return 0;
 }
 
-/* One send WR as the device's WQE: a new buffer in *out, its size. */
-static ssize_t vrdma_build_send(struct vrdma_qp *qp,
-				const struct ib_send_wr *wr, void **out)
+/* A WQE of len bytes, zeroed. */
+static struct vrdma_wqe *vrdma_wqe_alloc(size_t len, bool user)
+{
+	struct vrdma_wqe *w = kzalloc(struct_size(w, data, len),
+				      user ? GFP_KERNEL : GFP_ATOMIC);
+
+	if (w)
+		w->len = len;
+	return w;
+}
+
+/* One send WR as the device's WQE, in *out. */
+static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
+			    struct vrdma_wqe **out)
 {
 	bool inl = wr->send_flags & IB_SEND_INLINE;
 	struct virtio_rdma_cmd_post_send *c;
 	size_t len, inl_len = 0;
+	struct vrdma_wqe *w;
 	int i, err;
 
 	switch (wr->opcode) {
@@ -388,7 +399,7 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 		break;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		if (qp->ibqp.qp_type == IB_QPT_UD)
+		if (vrdma_qp_datagram(qp))
 			return -EINVAL;
 		break;
 	case IB_WR_RDMA_READ:
@@ -421,9 +432,10 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 			return -EINVAL;
 	}
 	len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge) + inl_len;
-	c = kzalloc(len, qp->ibqp.uobject ? GFP_KERNEL : GFP_ATOMIC);
-	if (!c)
+	w = vrdma_wqe_alloc(len, qp->ibqp.uobject);
+	if (!w)
 		return -ENOMEM;
+	c = (struct virtio_rdma_cmd_post_send *)w->data;
 	c->num_sge = cpu_to_le32(wr->num_sge);
 	c->send_flags = cpu_to_le32(wr->send_flags &
 				    (IB_SEND_FENCE | IB_SEND_SIGNALED |
@@ -431,12 +443,12 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 	c->opcode = cpu_to_le32(wr->opcode);	/* IB_WR_* are the ABI's */
 	c->wr_id = cpu_to_le64(wr->wr_id);
 	c->ex.imm_data = (__force u32)wr->ex.imm_data;
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (vrdma_qp_datagram(qp)) {
 		const struct ib_ud_wr *ud = ud_wr(wr);
 
 		if (!ud->ah) {
 			err = -EINVAL;
-			goto free_c;
+			goto free_w;
 		}
 		c->wr.ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
 		c->wr.ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
@@ -468,13 +480,13 @@ static ssize_t vrdma_build_send(struct vrdma_qp *qp,
 		err = vrdma_copy_inline(qp, (u8 *)(c + 1) + wr->num_sge *
 					sizeof(struct virtio_rdma_sge), wr);
 		if (err)
-			goto free_c;
+			goto free_w;
 	}
-	*out = c;
-	return len;
+	*out = w;
+	return 0;
 
-free_c:
-	kfree(c);
+free_w:
+	kfree(w);
 	return err;
 }
 
@@ -482,29 +494,29 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct vrdma_qp *qp = to_vqp(ibqp);
+	struct vrdma_wqe *w;
 	bool kick = false;
-	ssize_t len;
-	void *buf;
 	int err = 0;
 
 	if (READ_ONCE(qp->dev->broken)) {
 		*bad_wr = wr;
 		return -EIO;
 	}
-	/* as rxe: sends need RTS (SQD and SQE take no new work either) */
-	if (READ_ONCE(qp->state) != IB_QPS_RTS) {
+	/* as rxe: not before RTS; in SQD, SQE and ERR the device flushes what
+	 * it cannot send (ib_drain_sq posts into ERR and waits for the flush)
+	 */
+	if (READ_ONCE(qp->state) < IB_QPS_RTS) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
 	for (; wr; wr = wr->next) {
-		len = vrdma_build_send(qp, wr, &buf);
-		if (len < 0) {
-			err = len;
+		err = vrdma_build_send(qp, wr, &w);
+		if (err)
 			break;
-		}
-		err = vrdma_wq_post(qp->ibqp.uobject, qp->sq, buf, len, &kick);
+		err = vrdma_wq_post(qp->dev, qp->ibqp.uobject, qp->sq, w,
+				    qp->cap.max_send_wr, &kick);
 		if (err) {
-			kfree(buf);
+			kfree(w);
 			break;
 		}
 	}
@@ -515,14 +527,15 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return err;
 }
 
-/* Receive WRs onto a QP's RQ or an SRQ's queue. */
-static int vrdma_post_recv_wq(struct vrdma_wq *wq, u32 max_sge, bool user,
+/* Receive WRs onto a QP's RQ or an SRQ's queue, max_wr deep. */
+static int vrdma_post_recv_wq(struct vrdma_dev *dev, struct vrdma_wq *wq,
+			      u32 max_wr, u32 max_sge, bool user,
 			      const struct ib_recv_wr *wr,
 			      const struct ib_recv_wr **bad_wr)
 {
 	struct virtio_rdma_cmd_post_recv *c;
+	struct vrdma_wqe *w;
 	bool kick = false;
-	size_t len;
 	int err = 0;
 
 	for (; wr; wr = wr->next) {
@@ -530,19 +543,20 @@ static int vrdma_post_recv_wq(struct vrdma_wq *wq, u32 max_sge, bool user,
 			err = -EINVAL;
 			break;
 		}
-		len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge);
-		c = kzalloc(len, user ? GFP_KERNEL : GFP_ATOMIC);
-		if (!c) {
+		w = vrdma_wqe_alloc(sizeof(*c) + wr->num_sge *
+				    sizeof(struct virtio_rdma_sge), user);
+		if (!w) {
 			err = -ENOMEM;
 			break;
 		}
+		c = (struct virtio_rdma_cmd_post_recv *)w->data;
 		c->num_sge = cpu_to_le32(wr->num_sge);
 		c->wr_id = cpu_to_le64(wr->wr_id);
 		vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
 				wr->num_sge);
-		err = vrdma_wq_post(user, wq, c, len, &kick);
+		err = vrdma_wq_post(dev, user, wq, w, max_wr, &kick);
 		if (err) {
-			kfree(c);
+			kfree(w);
 			break;
 		}
 	}
@@ -567,8 +581,8 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return err;
 	}
-	return vrdma_post_recv_wq(qp->rq, qp->cap.max_recv_sge, ibqp->uobject,
-				  wr, bad_wr);
+	return vrdma_post_recv_wq(qp->dev, qp->rq, qp->cap.max_recv_wr,
+				  qp->cap.max_recv_sge, ibqp->uobject, wr, bad_wr);
 }
 
 /* ---- shared receive queues: an SRQ holds a QP slot, whose RQ takes its
@@ -619,6 +633,7 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		return err;
 	srq->slot = k;
+	srq->max_wr = init->attr.max_wr;
 	srq->max_sge = init->attr.max_sge;
 	srq->rq = &dev->qp_slots[k].rq;
 	vrdma_wq_take(srq->rq);
@@ -647,6 +662,7 @@ int vrdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		.max_wr = cpu_to_le32(attr->max_wr),
 		.srq_limit = cpu_to_le32(attr->srq_limit),
 	};
+	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
@@ -658,8 +674,11 @@ int vrdma_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		if (!attr->max_wr || attr->max_wr > srq->dev->cfg.max_srq_wr)
 			return -EINVAL;
 	}
-	return vrdma_cmd(srq->dev, VIRTIO_CMD_MODIFY_SRQ, &req, sizeof(req),
-			 NULL, 0);
+	err = vrdma_cmd(srq->dev, VIRTIO_CMD_MODIFY_SRQ, &req, sizeof(req),
+			NULL, 0);
+	if (!err && (mask & IB_SRQ_MAX_WR))
+		WRITE_ONCE(srq->max_wr, attr->max_wr);
+	return err;
 }
 
 int vrdma_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -701,6 +720,7 @@ int vrdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EIO;
 	}
-	return vrdma_post_recv_wq(srq->rq, srq->max_sge, ibsrq->uobject, wr,
-				  bad_wr);
+	return vrdma_post_recv_wq(srq->dev, srq->rq, READ_ONCE(srq->max_wr),
+				  srq->max_sge,
+				  ibsrq->uobject, wr, bad_wr);
 }

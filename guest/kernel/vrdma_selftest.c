@@ -370,13 +370,13 @@ static void st_rc(struct st *st, struct ib_qp *a, struct ib_qp *b)
 	      st->event);
 }
 
-static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
+/* UD_LEN bytes of buf[0] from a to UD QP b over our own GID: 0, or why not. */
+static int st_ud_send(struct st *st, struct ib_qp *a, struct ib_qp *b)
 {
 	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
 	struct ib_sge sge = { .addr = st->dma[0], .length = UD_LEN,
 			      .lkey = st->pd->local_dma_lkey };
 	struct ib_ud_wr wr = {};
-	const struct ib_wc *wc;
 	struct ib_ah *ah;
 	int err;
 
@@ -386,10 +386,7 @@ static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
 	ah = rdma_create_ah(st->pd, &ah_attr, 0);	/* may be atomic: no SLEEPABLE */
 	CHECK(st, !IS_ERR(ah), "UD: create AH: %ld\n", PTR_ERR(ah));
 	if (IS_ERR(ah))
-		return;
-	st_fill(st, 4);
-	st_reset(st);
-	err = st_post_recv(st, b, GRH_LEN + UD_LEN);
+		return PTR_ERR(ah);
 	wr.wr.wr_cqe = &st->cqe;
 	wr.wr.sg_list = &sge;
 	wr.wr.num_sge = 1;
@@ -398,15 +395,91 @@ static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
 	wr.ah = ah;
 	wr.remote_qpn = b->qp_num;
 	wr.remote_qkey = 0x11111111;
+	err = ib_post_send(a, &wr.wr, NULL);
 	if (!err)
-		err = ib_post_send(a, &wr.wr, NULL);
-	CHECK(st, !err && !st_wait(st, 2), "UD SEND: post %d or no completions\n", err);
+		err = st_wait(st, 2);
+	rdma_destroy_ah(ah, 0);
+	return err;
+}
+
+static void st_ud(struct st *st, struct ib_qp *a, struct ib_qp *b)
+{
+	const struct ib_wc *wc;
+	int err;
+
+	st_fill(st, 4);
+	st_reset(st);
+	err = st_post_recv(st, b, GRH_LEN + UD_LEN);
+	if (!err)
+		err = st_ud_send(st, a, b);
+	CHECK(st, !err, "UD SEND: post %d or no completions\n", err);
 	wc = st_find(st, IB_WC_RECV);
 	CHECK(st, wc && wc->status == IB_WC_SUCCESS && wc->byte_len == GRH_LEN + UD_LEN &&
 	      (wc->wc_flags & IB_WC_GRH) && wc->src_qp == a->qp_num &&
 	      !memcmp(st->buf[0], st->buf[1] + GRH_LEN, UD_LEN),
 	      "UD SEND: the receive (length, GRH, source QP, data)\n");
-	rdma_destroy_ah(ah, 0);
+}
+
+/*
+ * A kernel consumer posts more than a work queue's ring holds, in atomic
+ * context (the MAD layer posts 512 receives on a 256-entry ring under a
+ * spinlock): every post succeeds, the WQEs reach the device in order as it
+ * drains the ring, and a datagram then lands in the first receive.
+ */
+#define BACKLOG_RECVS	600
+static DEFINE_SPINLOCK(st_atomic_lock);	/* atomic context, as the MAD layer's */
+
+static void st_backlog(struct st *st, struct ib_qp *a)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = st->cq, .recv_cq = st->cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1024, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IB_QPT_UD, .sq_sig_type = IB_SIGNAL_ALL_WR,
+	};
+	const struct ib_recv_wr *bad = NULL;
+	struct ib_recv_wr *rwr;
+	struct ib_sge rsge;
+	unsigned long flags;
+	struct ib_qp *b;
+	int i, err = 0;
+
+	b = ib_create_qp(st->pd, &init);
+	CHECK(st, !IS_ERR(b), "backlog: create a QP of 1024 receives: %ld\n",
+	      PTR_ERR(b));
+	if (IS_ERR(b))
+		return;
+	CHECK(st, !st_connect(st, b, 0), "backlog: bring the QP to RTS\n");
+	st_fill(st, 5);
+	st_reset(st);
+	/* one chain: the device is kicked once, at its end */
+	rwr = kcalloc(BACKLOG_RECVS, sizeof(*rwr), GFP_KERNEL);
+	CHECK(st, rwr, "backlog: no memory\n");
+	if (!rwr)
+		goto destroy_qp;
+	rsge.addr = st->dma[1];
+	rsge.length = GRH_LEN + UD_LEN;
+	rsge.lkey = st->pd->local_dma_lkey;
+	for (i = 0; i < BACKLOG_RECVS; i++) {
+		rwr[i].wr_cqe = &st->cqe;
+		rwr[i].sg_list = &rsge;
+		rwr[i].num_sge = 1;
+		rwr[i].next = i + 1 < BACKLOG_RECVS ? &rwr[i + 1] : NULL;
+	}
+	spin_lock_irqsave(&st_atomic_lock, flags);
+	err = ib_post_recv(b, rwr, &bad);
+	spin_unlock_irqrestore(&st_atomic_lock, flags);
+	CHECK(st, !err, "backlog: %d receives posted in atomic context, one chain: %d at the %ld-th\n",
+	      BACKLOG_RECVS, err, err ? (long)(bad - rwr) : 0L);
+	kfree(rwr);
+	err = st_ud_send(st, a, b);
+	CHECK(st, !err && st_find(st, IB_WC_RECV) &&
+	      st_find(st, IB_WC_RECV)->status == IB_WC_SUCCESS &&
+	      !memcmp(st->buf[0], st->buf[1] + GRH_LEN, UD_LEN),
+	      "backlog: a datagram into the first of them (%d)\n", err);
+	/* what the device and the backlog still hold goes with the QP */
+destroy_qp:
+	CHECK(st, !ib_destroy_qp(b), "backlog: destroy the QP\n");
 }
 
 static int st_setup(struct st *st)
@@ -480,9 +553,10 @@ static void st_pair(struct st *st, enum ib_qp_type type)
 		goto destroy;
 	CHECK(st, !st_connect(st, a, b->qp_num) && !st_connect(st, b, a->qp_num),
 	      "%s: bring the QPs to RTS\n", name);
-	if (type == IB_QPT_UD)
+	if (type == IB_QPT_UD) {
 		st_ud(st, a, b);
-	else
+		st_backlog(st, a);
+	} else
 		st_rc(st, a, b);
 destroy:
 	if (!IS_ERR(a))

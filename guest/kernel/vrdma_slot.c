@@ -6,8 +6,10 @@
  * only after the teardown of the previous one has taken its queues back,
  * and so that a device answer contradicting that record is caught.
  */
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "vrdma.h"
 
@@ -42,8 +44,16 @@ int vrdma_slots_init(struct vrdma_dev *dev)
 		s->rq.vq = dev->vqs[VIRTIO_RDMA_RQ_VQ(dev->max_cq, n)];
 		spin_lock_init(&s->sq.lock);
 		spin_lock_init(&s->rq.lock);
+		INIT_LIST_HEAD(&s->sq.backlog);
+		INIT_LIST_HEAD(&s->rq.backlog);
 	}
 	return 0;
+}
+
+/* The backlog work stops for good: before the slots are freed. */
+void vrdma_slots_stop(struct vrdma_dev *dev)
+{
+	cancel_delayed_work_sync(&dev->backlog_work);
 }
 
 /* After the device is reset: nothing is with it any more. */
@@ -53,12 +63,16 @@ void vrdma_slots_free(struct vrdma_dev *dev)
 	void *buf;
 	u32 n;
 
-	/* the WQE buffers the device never gave back */
+	/* the WQE buffers the device never gave back, and never had */
 	for (i = VIRTIO_RDMA_SQ_VQ(dev->max_cq, 0); dev->vqs && i < dev->nvqs; i++) {
 		while ((buf = virtqueue_get_buf(dev->vqs[i], &len)))
 			kfree(buf);
 		while ((buf = virtqueue_detach_unused_buf(dev->vqs[i])))
 			kfree(buf);
+	}
+	for (n = 0; dev->qp_slots && n < dev->max_qp; n++) {
+		vrdma_wq_drop(&dev->qp_slots[n].sq);
+		vrdma_wq_drop(&dev->qp_slots[n].rq);
 	}
 	for (n = 0; dev->cq_slots && n < dev->max_cq; n++) {
 		kfree(dev->cq_slots[n].cqes);
@@ -102,6 +116,109 @@ void vrdma_wq_reclaim(struct vrdma_wq *wq)
 
 	while ((buf = virtqueue_get_buf(wq->vq, &len)))
 		kfree(buf);
+}
+
+/* Frees the backlog: WQEs the device never saw (their QP is gone);
+ * wq->lock held, or the device stopped.
+ */
+void vrdma_wq_drop(struct vrdma_wq *wq)
+{
+	struct vrdma_wqe *w, *tmp;
+
+	if (!wq->nbacklog)
+		return;
+	list_for_each_entry_safe(w, tmp, &wq->backlog, node)
+		kfree(w);
+	INIT_LIST_HEAD(&wq->backlog);
+	wq->nbacklog = 0;
+}
+
+static int vrdma_wq_add_one(struct vrdma_wq *wq, struct vrdma_wqe *w,
+			    bool *kick)
+{
+	struct scatterlist sg;
+	int err;
+
+	sg_init_one(&sg, w->data, w->len);
+	err = virtqueue_add_outbuf(wq->vq, &sg, 1, w, GFP_ATOMIC);
+	if (!err && virtqueue_kick_prepare(wq->vq))
+		*kick = true;
+	return err;
+}
+
+/* Moves what the ring has room for from the backlog; wq->lock held. */
+static void vrdma_wq_flush(struct vrdma_wq *wq, bool *kick)
+{
+	struct vrdma_wqe *w;
+
+	vrdma_wq_reclaim(wq);
+	while ((w = list_first_entry_or_null(&wq->backlog, struct vrdma_wqe,
+					     node))) {
+		if (vrdma_wq_add_one(wq, w, kick))
+			break;
+		list_del(&w->node);
+		wq->nbacklog--;
+	}
+}
+
+/*
+ * Adds one WQE to a work queue (taking it over), behind its backlog, and
+ * says whether the device needs a kick; -ENOSPC if it has to wait (the
+ * ring full, or WQEs before it still waiting). wq->lock held.
+ */
+int vrdma_wq_add(struct vrdma_wq *wq, struct vrdma_wqe *w, bool *kick)
+{
+	vrdma_wq_flush(wq, kick);
+	if (wq->nbacklog)
+		return -ENOSPC;
+	return vrdma_wq_add_one(wq, w, kick);
+}
+
+/* A WQE that found the ring full waits in the backlog, if fewer than max
+ * (the queue's depth) do; wq->lock held.
+ */
+bool vrdma_wq_defer(struct vrdma_dev *dev, struct vrdma_wq *wq,
+		    struct vrdma_wqe *w, u32 max)
+{
+	if (wq->nbacklog >= max || READ_ONCE(dev->broken))
+		return false;
+	list_add_tail(&w->node, &wq->backlog);
+	wq->nbacklog++;
+	mod_delayed_work(system_wq, &dev->backlog_work, 1);
+	return true;
+}
+
+static void vrdma_backlog_flush(struct vrdma_wq *wq, bool *more)
+{
+	unsigned long flags;
+	bool kick = false;
+
+	spin_lock_irqsave(&wq->lock, flags);
+	if (wq->nbacklog) {
+		vrdma_wq_flush(wq, &kick);
+		*more |= wq->nbacklog != 0;
+	}
+	spin_unlock_irqrestore(&wq->lock, flags);
+	if (kick)
+		virtqueue_notify(wq->vq);
+}
+
+/* The device takes WQEs off the rings as it polls; backlogs follow, a
+ * tick at a time, until they are empty or the device failed.
+ */
+void vrdma_backlog_work(struct work_struct *work)
+{
+	struct vrdma_dev *dev = container_of(to_delayed_work(work),
+					     struct vrdma_dev, backlog_work);
+	bool more = false;
+	u32 n;
+
+	for (n = 0; n < dev->max_qp; n++) {
+		vrdma_backlog_flush(&dev->qp_slots[n].sq, &more);
+		vrdma_backlog_flush(&dev->qp_slots[n].rq, &more);
+	}
+	if (more && !READ_ONCE(dev->broken))
+		schedule_delayed_work(&dev->backlog_work, 1);
 }
 
 static bool vrdma_slot_settled(struct vrdma_dev *dev, u8 *state)

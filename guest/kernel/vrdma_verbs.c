@@ -82,11 +82,18 @@ int vrdma_query_port(struct ib_device *ib, u32 port, struct ib_port_attr *attr)
 int vrdma_get_port_immutable(struct ib_device *ib, u32 port,
 			     struct ib_port_immutable *imm)
 {
-	/* RoCEv2 only, and no MADs: the device has no QP1 (GSI). */
-	imm->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+	struct vrdma_dev *dev = to_vdev(ib);
+
 	imm->pkey_tbl_len = 1;
 	imm->gid_tbl_len = VIRTIO_RDMA_GID_TBL_LEN;
-	imm->max_mad_size = 0;
+	/* RoCEv2; with QP1 a MAD port too, for the CM (as rxe's) */
+	if (dev->cfg.caps & VIRTIO_RDMA_CAP_GSI) {
+		imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+		imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	} else {
+		imm->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+		imm->max_mad_size = 0;
+	}
 	return 0;
 }
 

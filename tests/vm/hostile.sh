@@ -81,11 +81,16 @@ other_user_pp() {
 check "then another user's ibv_rc_pingpong works" other_user_pp
 
 # Every slot free again: nothing leaked by a create that failed half-way
-# or a destroy under load; a new process gets all max_cq CQs and max_qp QPs.
+# or a destroy under load; a new process gets all max_cq CQs and max_qp QPs
+# but the MAD layer's (QP1 and its CQ, kernel-owned: rdma resource shows them)
 all_slots() {
-	local out rc=0
+	local out rc=0 kqp kcq
 	guest_use vm
-	out=$(as_user 1000 60 vrdma-stress -d vrdma0 -g 1 -H) || rc=$?
+	kqp=$(guest_run 20 "rdma resource show qp link vrdma0/1 | grep -c 'comm \[' || true")
+	kcq=$(guest_run 20 "rdma resource show cq dev vrdma0 | grep -c 'comm \[' || true")
+	echo "    the kernel holds $kqp QP(s) and $kcq CQ(s)"
+	[ "$kqp" = 1 ] && [ "$kcq" = 1 ] || rc=1
+	out=$(as_user 1000 60 vrdma-stress -d vrdma0 -g 1 -H -k 1) || rc=$?
 	guest_save vm
 	echo "$out" | grep holding | sed 's/^/    /'
 	[ $rc = 0 ]
@@ -184,6 +189,29 @@ slow_flood() {
 	[ $rc = 0 ] && ! echo "$log" | grep -q 'device reset'
 }
 check "a slow device, its control queue kept full by 320 threads: no destroy fails" slow_flood
+
+# no_gsi: a vrdmad from before QP1 (its config says no GSI): the driver
+# offers no MAD port (as it did before), says nothing about MADs, and the
+# verbs work as ever; rdma_cm finds no port for the VM's address, at once
+no_mad_port() {
+	local out rc=0
+	daemon_swap no_gsi || return 1
+	guest_use vm
+	guest_run 10 dmesg -C > /dev/null
+	rebind 30000 || return 1
+	guest_use vm
+	out=$(guest_run 60 "modprobe ib_umad; modprobe rdma_ucm; ls /sys/class/infiniband_mad/;
+		cat /sys/class/infiniband_mad/umad*/ibdev 2>/dev/null; echo ---;
+		dmesg | grep -E 'QP1|ib_mad|MAD|[Cc]ouldn.t (start|open) port'; echo ---;
+		timeout 20 rping -c -a $VM -p 19997 -C 1 2>&1; echo \"rping exit \$?\"") || rc=1
+	guest_save vm
+	echo "$out" | sed 's/^/    | /'
+	[ $rc = 0 ] && ! echo "$out" | sed -n '1,/^---$/p' | grep -qw vrdma0 &&
+		[ "$(echo "$out" | sed -n '/^---$/,/^---$/p' | grep -vc '^---$')" = 0 ] &&
+		echo "$out" | grep -Eq '^rping exit [0-9]+$' &&
+		! echo "$out" | grep -Eq '^rping exit (0|124|137)$' && other_user_pp
+}
+check "an older vrdmad (no QP1 offered): no MAD port, verbs work" no_mad_port
 
 honest_again() { daemon_swap && rebind 30000 && other_user_pp; }
 check "the honest vrdmad back, the driver bound again: ibv_rc_pingpong works" honest_again

@@ -24,8 +24,9 @@
  * progress with no destroy failed, and that the kernel let it end. Prints "vrdma-stress: N rounds, M verbs failed" and
  * "vrdma-stress: N passed, M failed"; exits 1 if a thread made no round
  * or saw a destroy fail.
- * With -H it only takes every slot (KEEP 0) and exits 1 unless it got them
- * all: no slot leaked by an earlier run.
+ * With -H it only takes every slot but KEEP (-k: what kernel consumers
+ * hold, such as the MAD layer's QP1 and its CQ) and exits 1 unless it got
+ * them all: no slot leaked by an earlier run.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -397,7 +398,7 @@ int main(int argc, char **argv)
 	struct ibv_qp *held_qp[MAX_HELD];
 	struct ibv_pd *pd;
 	bool hold_only = false;
-	int keep = 6, nheld_cq = 0, nheld_qp = 0, i, c, passed = 0, failed = 0;
+	int keep = -1, nheld_cq = 0, nheld_qp = 0, i, c, passed = 0, failed = 0;
 	long rounds = 0, vfailed = 0;
 
 	while ((c = getopt(argc, argv, "d:g:n:t:k:f:H")) != -1) {
@@ -408,7 +409,7 @@ int main(int argc, char **argv)
 		case 't': seconds = atof(optarg); break;
 		case 'k': keep = atoi(optarg); break;
 		case 'f': nflood = atoi(optarg); break;
-		case 'H': hold_only = true; keep = 0; break;
+		case 'H': hold_only = true; break;
 		default:
 			fprintf(stderr, "usage: vrdma-stress [-d DEV] [-g GID] [-n N] [-t S] [-k KEEP] [-f FLOODERS] [-H]\n");
 			return 2;
@@ -427,6 +428,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vrdma-stress: cannot open or query %s\n", ibv_get_device_name(list[i]));
 		return 1;
 	}
+	if (keep < 0)	/* -H: every slot; else 6 free for the threads */
+		keep = hold_only ? 0 : 6;
 	/* every slot but KEEP held: creates reuse what destroys just freed */
 	pd = ibv_alloc_pd(ctx);
 	while (pd && nheld_cq < MAX_HELD && nheld_cq + keep < da.max_cq &&
@@ -439,7 +442,7 @@ int main(int argc, char **argv)
 	       ibv_get_device_name(list[i]), nheld_cq, da.max_cq, nheld_qp, da.max_qp);
 
 	if (hold_only) {
-		passed = nheld_cq == da.max_cq && nheld_qp == da.max_qp;
+		passed = nheld_cq == da.max_cq - keep && nheld_qp == da.max_qp - keep;
 		failed = !passed;
 		goto release;
 	}
