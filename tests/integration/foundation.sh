@@ -154,8 +154,9 @@ stats_fields() {
 	and [.vms[].name] == ["alpha", "beta"]
 	and (.vms[0] | keys) == ["device", "name", "rx_bytes", "rx_frames"]
 	and (.vms[0].device | keys) == ["bad_messages", "broken", "connected", "cqes", "ctrl_cmds",
-		"ctrl_errors", "events", "recv_wqes", "refused_mrs", "refused_mws", "refused_srq_wqes",
-		"refused_wqes", "send_wqes", "srq_wqes", "transport"]
+		"ctrl_errors", "events", "paths", "recv_wqes", "refused_mrs", "refused_mws",
+		"refused_srq_wqes", "refused_wqes", "send_wqes", "srq_wqes", "transport"]
+	and (.vms[0].device.paths | type) == "object"
 	and (.vms[0].device.transport | length) > 30' <<< "$j" > /dev/null
 }
 tables() {

@@ -2283,7 +2283,6 @@ static const struct test {
 	{ "RC RDMA READ", t_rc_read },
 	{ "UC SEND and RDMA WRITE", t_uc },
 	{ "UD SEND", t_ud },
-	{ "QP1 (GSI): one per device, QPN 1, datagrams with QP1's Q_Key", t_gsi },
 	{ "inline sends", t_inline },
 	{ "SGE outside the MR or guest memory: LOC_PROT_ERR", t_prot_err },
 	{ "malformed WQEs: LOC_QP_OP_ERR", t_malformed_wqe },
@@ -2295,6 +2294,7 @@ static const struct test {
 	{ "RC atomics (CMP_AND_SWP, FETCH_AND_ADD)", t_rc_atomic },
 	{ "fast registration on the wire: REG_MR, LOCAL_INV, SEND_WITH_INV", t_frwr_wire },
 	{ "memory windows on the wire: BIND_MW, access, invalidation", t_mw_wire },
+	{ "QP1 (GSI): one per device, QPN 1, datagrams with QP1's Q_Key", t_gsi },
 };
 
 #define NTESTS (sizeof(tests) / sizeof(tests[0]))
