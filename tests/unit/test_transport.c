@@ -1532,6 +1532,20 @@ static void test_ackreq(void **state)
 }
 
 /* UD: one MTU at most, the GRH area first, Q_Key checked. */
+/* a's send SGE s and b's receive SGE r in their MRs, and wr a datagram
+ * from a to b's QP (AH ah) with the pairs' Q_Key. */
+static void ud_to(struct side *a, struct side *b, struct eng_sge *s, struct eng_sge *r,
+		  struct eng_ah_attr *ah, struct eng_send_wr *wr)
+{
+	s->lkey = eng_mr_lkey(a->mr);
+	r->lkey = eng_mr_lkey(b->mr);
+	memcpy(ah->dgid, b->gid, 16);
+	memcpy(ah->dmac, b->mac, 6);
+	wr->ud.ah = ah;
+	wr->ud.remote_qpn = eng_qp_num(b->qp);
+	wr->ud.remote_qkey = 0x11111111;
+}
+
 static void test_ud_send(void **state)
 {
 	struct side a, b;
@@ -1545,13 +1559,7 @@ static void test_ud_send(void **state)
 
 	(void)state;
 	pair_init(&a, &b, ENG_QPT_UD, ENG_MTU_4096, 5);
-	s.lkey = eng_mr_lkey(a.mr);
-	r.lkey = eng_mr_lkey(b.mr);
-	memcpy(ah.dgid, b.gid, 16);
-	memcpy(ah.dmac, b.mac, 6);
-	wr.ud.ah = &ah;
-	wr.ud.remote_qpn = eng_qp_num(b.qp);
-	wr.ud.remote_qkey = 0x11111111;
+	ud_to(&a, &b, &s, &r, &ah, &wr);
 	fill(a.mem, 1000, 9);
 	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
 	assert_int_equal(eng_post_send(a.qp, &wr), 0);
@@ -2069,12 +2077,7 @@ static void test_gsi(void **state)
 	qa.qkey = ENG_GSI_QKEY;
 	assert_int_equal(eng_qp_modify(a.qp, &qa, ENG_QP_STATE | ENG_QP_QKEY), 0);
 
-	s.lkey = eng_mr_lkey(a.mr);
-	r.lkey = eng_mr_lkey(b.mr);
-	memcpy(ah.dgid, b.gid, 16);
-	memcpy(ah.dmac, b.mac, 6);
-	wr.ud.ah = &ah;
-	wr.ud.remote_qpn = ENG_GSI_QPN;
+	ud_to(&a, &b, &s, &r, &ah, &wr);	/* to b's QP, which is QP1 */
 	wr.ud.remote_qkey = 0x12345678;	/* QP1 sends its own, whatever this says */
 	cm_req(a.mem, a.gid, b.gid);	/* `make unit` has tshark decode it */
 	assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
@@ -2537,13 +2540,7 @@ static void test_ecn_cnp_ud(void **state)
 	(void)state;
 	pair_init(&a, &b, ENG_QPT_UD, ENG_MTU_1024, 6);
 	wire_faults.ce = 100;
-	s.lkey = eng_mr_lkey(a.mr);
-	r.lkey = eng_mr_lkey(b.mr);
-	memcpy(ah.dgid, b.gid, 16);
-	memcpy(ah.dmac, b.mac, 6);
-	wr.ud.ah = &ah;
-	wr.ud.remote_qpn = eng_qp_num(b.qp);
-	wr.ud.remote_qkey = 0x11111111;
+	ud_to(&a, &b, &s, &r, &ah, &wr);
 	for (i = 0; i < 8; i++) {
 		assert_int_equal(eng_post_recv(b.qp, &rwr), 0);
 		assert_int_equal(eng_post_send(a.qp, &wr), 0);
