@@ -5,10 +5,10 @@
 # serving in turn. The picture is verbs.sh's: the VM (10.208.0.11, vrdma0)
 # and the Debian 12 guest with rxe0 (10.208.0.20).
 #
-# Checks: rping with its data validated, ucmatose, udaddy (UD through
-# SIDR), rdma_server/rdma_client, perftest -R (send_lat, write_bw, read_bw,
-# send_bw over UD), NVMe over RDMA both ways (data checked), 100
-# connections set up and torn down (ucmatose), a
+# Checks, each side serving in turn: rping with its data validated,
+# ucmatose, udaddy (UD through SIDR), rdma_server/rdma_client, perftest -R
+# (send_lat, write_bw, read_bw, send_bw over UD), NVMe over RDMA (data
+# checked); then 100 connections set up and torn down (ucmatose), a
 # connection to a port nobody listens on rejected at once, an address the
 # host did not assign to the VM unusable, vrdmactl counting the VM's QP1
 # datagrams, and a VM kernel log with no ib_mad complaint. Then a second
@@ -144,12 +144,14 @@ perf_cm() {	# WHO TEST [ARGS...]
 check "ib_send_lat -R, VM serves" perf_cm vm send_lat -n 200
 check "ib_send_lat -R, Soft-RoCE serves" perf_cm rxe send_lat -n 200
 check "ib_write_bw -R, VM serves" perf_cm vm write_bw -n 200 -s 65536
+check "ib_write_bw -R, Soft-RoCE serves" perf_cm rxe write_bw -n 200 -s 65536
 check "ib_read_bw -R, VM serves" perf_cm vm read_bw -n 200 -s 65536
 # Soft-RoCE offers 128 READs in flight, vrdma 16: a serving perftest puts
 # its own in the CM's REP, which the VM's QP cannot take (as rxe and mlx5
 # refuse more than they offer); -o says how many, as with any mixed pair
 check "ib_read_bw -R -o 16, Soft-RoCE serves" perf_cm rxe read_bw -n 200 -s 65536 -o 16
 check "ib_send_bw -R -c UD, VM serves" perf_cm vm send_bw -c UD -n 200 -s 1024
+check "ib_send_bw -R -c UD, Soft-RoCE serves" perf_cm rxe send_bw -c UD -n 200 -s 1024
 
 # NVMe over RDMA, a kernel consumer over RDMA CM (nvme-rdma and
 # nvmet-rdma: fast registration, SEND_WITH_INV, SRQs): one guest serves a
