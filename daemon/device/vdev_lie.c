@@ -16,6 +16,8 @@
  *                 guest's threads fill the control queue (honest, just slow)
  *   no_gsi        the config offers no QP1 (caps 0), as a vrdmad before it
  *                 (honest too: an older device)
+ *   gsi_refused   the config offers QP1, and CREATE_QP of it is answered
+ *                 NOMEM (the MAD layer cannot open the port)
  *
  * The lies about objects spare the guest kernel's own, which its MAD layer
  * creates at every probe (the first CQ since the device was reset, and
@@ -52,8 +54,17 @@ void vdev_lie_reset(void)
 	last_qpn = 0;
 }
 
-bool vdev_lie_refuse(uint8_t cmd, uint8_t *status)
+bool vdev_lie_refuse(uint8_t cmd, const uint8_t *req, uint32_t len, uint8_t *status)
 {
+	struct virtio_rdma_cmd_create_qp cq;
+
+	if (lying("gsi_refused") && cmd == VIRTIO_CMD_CREATE_QP && len >= sizeof(cq)) {
+		memcpy(&cq, req, sizeof(cq));
+		if (cq.qp_type == VIRTIO_IB_QPT_GSI) {
+			*status = VIRTIO_RDMA_ERR_NOMEM;
+			return true;
+		}
+	}
 	if (lying("destroy_busy") &&
 	    (cmd == VIRTIO_CMD_DESTROY_QP || cmd == VIRTIO_CMD_DESTROY_CQ ||
 	     cmd == VIRTIO_CMD_DESTROY_SRQ || cmd == VIRTIO_CMD_DESTROY_PD ||

@@ -17,8 +17,9 @@
 struct vdev;
 
 #ifdef VDEV_LIES
-/* Before a command runs: true to answer *status at once, not running it. */
-bool vdev_lie_refuse(uint8_t cmd, uint8_t *status);
+/* Before a command (its request req, len bytes) runs: true to answer
+ * *status at once, not running it. */
+bool vdev_lie_refuse(uint8_t cmd, const uint8_t *req, uint32_t len, uint8_t *status);
 /* After it ran: its answer, rewritten. */
 void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len);
 /* Whether the command (its request req), run, gets no answer at all. */
@@ -34,9 +35,10 @@ void vdev_lie_config(struct virtio_rdma_config *c);
 /* The device was reset: the next objects are the guest kernel's again. */
 void vdev_lie_reset(void);
 #else
-static inline bool vdev_lie_refuse(uint8_t cmd, uint8_t *status)
+static inline bool vdev_lie_refuse(uint8_t cmd, const uint8_t *req, uint32_t len,
+				   uint8_t *status)
 {
-	(void)cmd, (void)status;
+	(void)cmd, (void)req, (void)len, (void)status;
 	return false;
 }
 static inline void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len)

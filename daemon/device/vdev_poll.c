@@ -41,7 +41,7 @@ static unsigned int poll_ctrl(struct vdev *v)
 			rsp_len = 0;
 			v->stats.ctrl_cmds++;
 			v->stats.ctrl_errors++;
-		} else if (vdev_lie_refuse(req[0], &rsp[0])) {
+		} else if (vdev_lie_refuse(req[0], req + 1, (uint32_t)(got - 1), &rsp[0])) {
 			rsp_len = 0;
 		} else {
 			rsp[0] = vdev_ctrl_exec(v, req[0], req + 1, got - 1, rsp + 1,

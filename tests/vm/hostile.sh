@@ -190,16 +190,22 @@ slow_flood() {
 }
 check "a slow device, its control queue kept full by 320 threads: no destroy fails" slow_flood
 
+# swap_fresh LIE: the liar telling LIE serves a driver bound again, whose
+# log starts empty; the VM is the current guest.
+swap_fresh() {
+	daemon_swap "$1" || return 1
+	guest_use vm
+	guest_run 10 dmesg -C > /dev/null
+	rebind 30000 || return 1
+	guest_use vm
+}
+
 # no_gsi: a vrdmad from before QP1 (its config says no GSI): the driver
 # offers no MAD port (as it did before), says nothing about MADs, and the
 # verbs work as ever; rdma_cm finds no port for the VM's address, at once
 no_mad_port() {
 	local out rc=0
-	daemon_swap no_gsi || return 1
-	guest_use vm
-	guest_run 10 dmesg -C > /dev/null
-	rebind 30000 || return 1
-	guest_use vm
+	swap_fresh no_gsi || return 1
 	out=$(guest_run 60 "modprobe ib_umad; modprobe rdma_ucm; ls /sys/class/infiniband_mad/;
 		cat /sys/class/infiniband_mad/umad*/ibdev 2>/dev/null; echo ---;
 		dmesg | grep -E 'QP1|ib_mad|MAD|[Cc]ouldn.t (start|open) port'; echo ---;
@@ -212,6 +218,22 @@ no_mad_port() {
 		! echo "$out" | grep -Eq '^rping exit (0|124|137)$' && other_user_pp
 }
 check "an older vrdmad (no QP1 offered): no MAD port, verbs work" no_mad_port
+
+# gsi_refused: a device that offers QP1 and then refuses to create it: the
+# MAD layer cannot open the port and says so (what cm.sh's last VM check
+# looks for), the driver registers all the same, nothing is reset, and the
+# verbs work
+gsi_refused() {
+	local out rc=0
+	swap_fresh gsi_refused || return 1
+	out=$(guest_run 60 "dmesg | grep -iE '$MAD_COMPLAINT' | grep -viE '$MAD_GREETING'; echo ---;
+		dmesg | grep -c 'device reset' || true") || rc=1
+	guest_save vm
+	echo "$out" | sed 's/^/    | /'
+	[ $rc = 0 ] && [ "$(echo "$out" | sed -n '1,/^---$/p' | grep -vc '^---$')" -gt 0 ] &&
+		[ "$(echo "$out" | tail -n 1)" = 0 ] && other_user_pp
+}
+check "a vrdmad that offers QP1 but refuses it: the MAD layer says so, verbs work" gsi_refused
 
 honest_again() { daemon_swap && rebind 30000 && other_user_pp; }
 check "the honest vrdmad back, the driver bound again: ibv_rc_pingpong works" honest_again

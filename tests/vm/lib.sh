@@ -34,6 +34,11 @@ VM_APPEND="slub_debug=FZPU"
 KMSG=
 KMSG_SEEN=0
 KMSG_BAD='BUG|WARNING|Oops|general protection|KASAN|UBSAN|[Cc]orrupt|soft lockup|hard LOCKUP|rcu.*stall|blocked for more than|Call Trace|refcount_t'
+# What the IB core's MAD and CM layers say when QP1 or its port fails
+# (cm.sh wants none of it; hostile.sh's gsi_refused makes them say it),
+# less their greetings.
+MAD_COMPLAINT='ib_mad|mad.*(err|fail)|ib_cm|rdma_cm|QP1|couldn.t (start|open) port|drain'
+MAD_GREETING='registered|loaded|modules linked in'
 
 # vm_host: the bridges and vrdmad with VM alpha (its config in CONF;
 # max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP).
