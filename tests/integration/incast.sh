@@ -4,8 +4,8 @@
 # VMs of a third daemon whose link the bridge limits with tbf (no PFC, no
 # ECN marks: drops are the only signal). Every QP must finish (no
 # RETRY_EXC) with every byte received as sent; together they must carry at
-# least 80 % of the bottleneck's rate, and the senders' shares within 20
-# points of each other. The senders' windows (vrdmactl stats) are printed.
+# least 80 % of the bottleneck's rate, and the senders' shares within 20 %
+# of each other. The senders' windows (vrdmactl stats) are printed.
 #
 #   netns vrA-ID                netns vrC-ID (bridge)               netns vrR-ID
 #   +-------------------+       +---------------------------+       +-------------------+
@@ -96,17 +96,17 @@ goodput() {
 		exit !(s >= 0.8 * r) }'
 }
 check "... carrying at least 80 % of the bottleneck's rate" goodput
-# the shares within 20 points of each other (40/60 at worst); the ratio is
-# printed too: loss-based AIMD through a 20 ms queue converges slowly, and
-# 0.70 happened (59/41) where 0.80 was asked
+# the shares within 20 % of each other (the smaller at least 0.80 of the
+# larger: 44/56 at worst). Loss-based AIMD through a 20 ms queue converges
+# over the run: 4 s runs once gave 0.70 (59/41); 8 s runs gave 0.88-1.00.
 fair() {
 	awk -v a="$A" -v b="$B" 'BEGIN {
 		sa = 100 * a / (a + b); sb = 100 * b / (a + b)
 		printf "    shares %.0f / %.0f %% (the smaller %.2f of the larger)\n", sa, sb,
 			(a < b ? a / b : b / a)
-		exit !(sa - sb <= 20 && sb - sa <= 20) }'
+		exit !(a >= 0.8 * b && b >= 0.8 * a) }'
 }
-check "... shared fairly: the two senders' shares within 20 points" fair
+check "... shared fairly: the two senders' shares within 20 % of each other" fair
 
 RC=dead
 if kill -0 "$DPID" 2> /dev/null && kill -0 "$DPID_B" 2> /dev/null && kill -0 "$DPID_R" 2> /dev/null; then
