@@ -90,7 +90,15 @@ struct virtio_rdma_config {
 	/* Choice (in the RFC's reserved area): what this device offers beyond
 	 * the RFC, VIRTIO_RDMA_CAP_*; an older vrdmad's 0 offers none. */
 	uint32_t caps;
-	uint64_t reserved[30];
+	/* Choice (in the RFC's reserved area): written by the front end (the
+	 * VMM), which serves the config space; vrdmad serves 0. 0 while no
+	 * back end is connected, else a number, never 0, that changes with
+	 * each connection. A driver that read non-zero at probe may, after the
+	 * device needed a reset because its back end went away, probe it
+	 * again once this is non-zero (docs/virtio-rdma.md, section 3). */
+	uint32_t backend;
+	uint32_t reserved4;
+	uint64_t reserved[29];
 };
 #define VIRTIO_RDMA_GID_TBL_LEN		16
 
@@ -643,7 +651,8 @@ VRDMA_ABI(virtio_rdma_config, max_srq, 400);
 VRDMA_ABI(virtio_rdma_config, max_srq_wr, 404);
 VRDMA_ABI(virtio_rdma_config, max_srq_sge, 408);
 VRDMA_ABI(virtio_rdma_config, caps, 412);
-VRDMA_ABI(virtio_rdma_config, reserved, 416);
+VRDMA_ABI(virtio_rdma_config, backend, 416);
+VRDMA_ABI(virtio_rdma_config, reserved, 424);
 VRDMA_ABI_SIZE(virtio_rdma_config, 656);
 
 VRDMA_ABI(virtio_rdma_rsp_query_port, phys_mtu, 4);

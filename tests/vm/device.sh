@@ -152,6 +152,16 @@ config_ok() {
 }
 check "config space via the PCI BAR: max_qp, max_cq, GID 0 of vrdmad" config_ok
 
+# backend @416, the device's own field (QEMU's sixth patch): the number of
+# the back end's connection, never 0 while one is there; vrdmad serves 0
+backend_is() {
+	local out
+	out=$(hmp "xp /1wx $((BAR4 + 0x2000 + 416))")
+	echo "    backend: $out"
+	echo "$out" | grep -Eq ": $1"
+}
+check "config backend (offset 416) is 1: the first connection" backend_is 0x00000001
+
 # stop_daemon: SIGTERM, and its exit status (ASan reports leaks at exit).
 stop_daemon() {
 	local rc=0
@@ -175,6 +185,7 @@ reconnects() {
 		guest_run 10 true
 }
 check "after vrdmad restarts, QEMU (reconnect=1) connects again" reconnects
+check "config backend is 2 now: the guest can tell a back end is there again" backend_is 0x00000002
 
 guest_stop
 clean_exit() {
