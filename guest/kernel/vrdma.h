@@ -112,6 +112,12 @@ struct vrdma_dev {
 	 */
 	bool broken;
 	bool recover;
+	/* The front end keeps the config's backend field (non-zero at probe):
+	 * a device whose back end went away (await_backend) is reset, then
+	 * probed again once a back end is connected.
+	 */
+	bool backend_known;
+	bool await_backend;
 
 	struct virtqueue **vqs;
 	char (*vq_names)[16];
@@ -232,6 +238,8 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 int vrdma_recover_init(struct device_driver *drv);
 void vrdma_recover_exit(void);
 int vrdma_recover_schedule(struct virtio_device *vdev);
+int vrdma_recover_await(struct virtio_device *vdev);
+u32 vrdma_backend(struct virtio_device *vdev);
 
 int vrdma_cmd_destroy(struct vrdma_dev *dev, u8 cmd, const char *what,
 		      u32 handle);
@@ -245,6 +253,7 @@ int vrdma_ctrl_init(struct vrdma_dev *dev);
 /* vrdma_main.c: the device as a whole */
 __printf(2, 3) void vrdma_dev_error(struct vrdma_dev *dev, const char *fmt, ...);
 void vrdma_dev_fail(struct vrdma_dev *dev);
+void vrdma_backend_gone(struct vrdma_dev *dev);
 void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
 		    size_t pages_len);
 

@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/virtio_config.h>
 
 #include "vrdma.h"
 
@@ -232,6 +233,30 @@ static int vrdma_ctrl_finish(struct vrdma_dev *dev, struct vrdma_ctrl_req *r,
 	return err;
 }
 
+/*
+ * Wait for r's answer, at most the command timeout; false if none came.
+ * Each second the device is looked at too: a front end whose back end went
+ * away says so (NEEDS_RESET) with a config interrupt that the virtio core
+ * holds back while a probe runs, or, before DRIVER_OK, only in the config's
+ * backend field; a probe must not wait for its timeout on a device nobody
+ * serves.
+ */
+static bool vrdma_ctrl_wait(struct vrdma_dev *dev, struct vrdma_ctrl_req *r)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(vrdma_timeout_ms());
+	struct virtio_device *vdev = dev->vdev;
+	long left;
+
+	while ((left = (long)(end - jiffies)) > 0) {
+		if (wait_for_completion_timeout(&r->comp, min_t(long, left, HZ)))
+			return true;
+		if ((vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET) ||
+		    (dev->backend_known && !vrdma_backend(vdev)))
+			vrdma_backend_gone(dev);	/* completes r, failed */
+	}
+	return completion_done(&r->comp);
+}
+
 /* vrdma_cmd: run one command and wait for its answer (may sleep). */
 int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	      void *rsp, size_t rsp_len)
@@ -243,9 +268,7 @@ int vrdma_cmd(struct vrdma_dev *dev, u8 cmd, const void *req, size_t req_len,
 	r = vrdma_ctrl_send(dev, cmd, req, req_len, rsp_len, true);
 	if (IS_ERR(r))
 		return PTR_ERR(r);
-	if (!wait_for_completion_timeout(&r->comp,
-					 msecs_to_jiffies(vrdma_timeout_ms())) ||
-	    READ_ONCE(r->failed)) {
+	if (!vrdma_ctrl_wait(dev, r) || READ_ONCE(r->failed)) {
 		err = vrdma_ctrl_abandon(dev, r, cmd);
 		if (err)
 			return err;

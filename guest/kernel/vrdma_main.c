@@ -283,9 +283,10 @@ static int vrdma_netdev_event(struct notifier_block *nb, unsigned long event,
  * NEEDS_RESET: every RDMA object it held is gone). Commands and work fail
  * with -EIO from now on; vrdma_reset_work tells the programs and resets the
  * device, then frees what it might still have touched. A device error is
- * followed by a new probe (vrdma_recover.c); a back end that went away,
- * for now, by nothing until the driver is bound again (docs/guest.md).
- * Any context.
+ * followed by a new probe (vrdma_recover.c); a back end that went away by
+ * one once a back end is connected again, where the front end says when
+ * (the config's backend field), and otherwise by nothing until the driver
+ * is bound again (docs/guest.md). Any context.
  */
 void vrdma_dev_fail(struct vrdma_dev *dev)
 {
@@ -389,19 +390,26 @@ static void vrdma_reset_work(struct work_struct *work)
 		.element.port_num = VRDMA_PORT,
 		.event = IB_EVENT_DEVICE_FATAL,
 	};
-	int secs;
+	bool needs_reset;
+	int secs = -1;
 
 	if (READ_ONCE(dev->ctrl_stopped))
 		return;
+	/* before the reset clears it */
+	needs_reset = vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
 	ib_dispatch_event(&ev);
 	vrdma_stop_device(dev);
-	/* without a back end (NEEDS_RESET) a probe would hang on commands */
-	if (!READ_ONCE(dev->recover) ||
-	    (vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET)) {
-		dev_info(&vdev->dev, "device reset: what it held is freed\n");
-		return;
+	/* Without a back end a probe would hang on commands: wait for one
+	 * where the front end says when, else for the driver to be bound.
+	 */
+	if (READ_ONCE(dev->await_backend) || (needs_reset && dev->backend_known)) {
+		if (!vrdma_recover_await(vdev)) {
+			dev_info(&vdev->dev, "device reset: what it held is freed; probed again once a back end is connected\n");
+			return;
+		}
+	} else if (READ_ONCE(dev->recover) && !needs_reset) {
+		secs = vrdma_recover_schedule(vdev);
 	}
-	secs = vrdma_recover_schedule(vdev);
 	if (secs < 0)
 		dev_info(&vdev->dev, "device reset: what it held is freed\n");
 	else
@@ -409,16 +417,31 @@ static void vrdma_reset_work(struct work_struct *work)
 			 secs);
 }
 
+/*
+ * The front end says the back end went away (NEEDS_RESET): every RDMA
+ * object the device held is gone with it. Any context.
+ */
+void vrdma_backend_gone(struct vrdma_dev *dev)
+{
+	if (READ_ONCE(dev->broken))
+		return;
+	if (dev->backend_known) {
+		dev_err(&dev->vdev->dev, "the device needs a reset (its back end went away): %s is reset, then probed again once a back end is connected\n",
+			dev_name(&dev->ib.dev));
+		WRITE_ONCE(dev->await_backend, true);
+	} else {
+		dev_err(&dev->vdev->dev, "the device needs a reset (its back end went away): %s is dead until the driver is bound again\n",
+			dev_name(&dev->ib.dev));
+	}
+	vrdma_dev_fail(dev);
+}
+
 static void vrdma_config_changed(struct virtio_device *vdev)
 {
 	struct vrdma_dev *dev = vdev->priv;
 
-	if (!(vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET) ||
-	    READ_ONCE(dev->broken))
-		return;
-	dev_err(&vdev->dev, "the device needs a reset (its back end went away): %s is dead until the driver is bound again\n",
-		dev_name(&dev->ib.dev));
-	vrdma_dev_fail(dev);
+	if (vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET)
+		vrdma_backend_gone(dev);
 }
 
 /*
@@ -496,6 +519,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	err = vrdma_read_config(dev);
 	if (err)
 		goto free_dev;
+	dev->backend_known = vrdma_backend(vdev) != 0;
 	err = vrdma_find_vqs(dev);
 	if (err)
 		goto free_vqs;
