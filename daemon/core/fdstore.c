@@ -72,15 +72,14 @@ static bool has_own_inode(const struct stat *st)
 	return S_ISREG(st->st_mode) || S_ISSOCK(st->st_mode) || S_ISDIR(st->st_mode);
 }
 
-int fdstore_load_from(struct fdstore *s, int first, unsigned int n, const char *names)
+int fdstore_load_from(struct fdstore *s, int first, unsigned int n, char *const *names)
 {
-	const char *p = names ? names : "";
 	unsigned int i;
 	int err = 0;
 
 	for (i = 0; i < n; i++) {
 		struct fdstore_entry *e = grow(s);
-		size_t len = strcspn(p, ":");
+		const char *name = names && names[i] && *names[i] ? names[i] : "stored";
 		struct stat st;
 
 		if (!e) {
@@ -89,12 +88,7 @@ int fdstore_load_from(struct fdstore *s, int first, unsigned int n, const char *
 			continue;
 		}
 		/* systemd names an fd stored without a name "stored" */
-		if (len)
-			snprintf(e->name, sizeof(e->name), "%.*s",
-				 (int)(len > FDSTORE_NAME_MAX ? FDSTORE_NAME_MAX : len), p);
-		else
-			snprintf(e->name, sizeof(e->name), "stored");
-		p += len + (p[len] == ':');
+		snprintf(e->name, sizeof(e->name), "%.*s", FDSTORE_NAME_MAX, name);
 		e->fd = first + (int)i;
 		if (!fstat(e->fd, &st) && has_own_inode(&st)) {
 			e->dev = st.st_dev;
@@ -108,27 +102,15 @@ int fdstore_load_from(struct fdstore *s, int first, unsigned int n, const char *
 int fdstore_load(struct fdstore *s)
 {
 	char **names = NULL;
-	char *joined = NULL;
-	size_t len = 0;
 	int n, i, err;
 
 	n = sd_listen_fds_with_names(1, &names);
 	if (n <= 0)
 		return n;
-	for (i = 0; i < n; i++)
-		len += strlen(names[i]) + 1;
-	joined = calloc(1, len + 1);
-	if (joined)
-		for (i = 0; i < n; i++) {
-			if (i)
-				strcat(joined, ":");
-			strcat(joined, names[i]);
-		}
-	err = fdstore_load_from(s, SD_LISTEN_FDS_START, (unsigned int)n, joined);
-	for (i = 0; i < n; i++)
+	err = fdstore_load_from(s, SD_LISTEN_FDS_START, (unsigned int)n, names);
+	for (i = 0; names && i < n; i++)
 		free(names[i]);
 	free(names);
-	free(joined);
 	return err;
 }
 

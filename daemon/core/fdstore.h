@@ -42,8 +42,9 @@ bool fdstore_name_ok(const char *name);
 /* The fds the service manager handed over (LISTEN_FDS, LISTEN_FDNAMES),
  * into s, which starts empty. 0 or a negative errno. */
 int fdstore_load(struct fdstore *s);
-/* The same from n fds starting at first, named by names (':'-separated). */
-int fdstore_load_from(struct fdstore *s, int first, unsigned int n, const char *names);
+/* The same from n fds starting at first, named by names[0..n) (NULL, or a
+ * NULL or empty name: "stored", as systemd calls an unnamed fd). */
+int fdstore_load_from(struct fdstore *s, int first, unsigned int n, char *const *names);
 
 /* The fd handed over under name, now the caller's; -ENOENT if none. */
 int fdstore_take(struct fdstore *s, const char *name);

@@ -100,7 +100,7 @@ static void vrdma_recover_work(struct work_struct *work)
 	struct vrdma_recovery *r = container_of(to_delayed_work(work),
 						struct vrdma_recovery, work);
 	struct device *d = &r->vdev->dev;
-	bool await, ready, bound;
+	bool await, wanted, ready, bound;
 	int err;
 
 	mutex_lock(&vrdma_recover_lock);
@@ -117,20 +117,16 @@ static void vrdma_recover_work(struct work_struct *work)
 	await = r->state == VRDMA_RECOVER_AWAIT;
 	mutex_unlock(&vrdma_recover_lock);
 
-	if (!vrdma_recover_wanted(r, await, &ready)) {
-		/* unbound by hand, or removed, meanwhile: it stays so */
-		mutex_lock(&vrdma_recover_lock);
-		if (vrdma_recover_off || delayed_work_pending(&r->work)) {
-			mutex_unlock(&vrdma_recover_lock);
-			return;
-		}
-		vrdma_recover_forget(r);
-		return;
-	}
+	wanted = vrdma_recover_wanted(r, await, &ready);
 	mutex_lock(&vrdma_recover_lock);
 	if (vrdma_recover_off || delayed_work_pending(&r->work)) {
 		/* leaving, or queued again meanwhile: that run decides */
 		mutex_unlock(&vrdma_recover_lock);
+		return;
+	}
+	if (!wanted) {
+		/* unbound by hand, or removed, meanwhile: it stays so */
+		vrdma_recover_forget(r);
 		return;
 	}
 	if (!ready) {

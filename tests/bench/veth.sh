@@ -259,13 +259,10 @@ best_tcp() {
 }
 
 median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# range VALUES...: "min-max"
+range() { tr ' ' '\n' <<< "$*" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
 # spread VALUES...: "median (min-max)"
-spread() {
-	local m
-	m=$(median <<< "$*")
-	tr ' ' '\n' <<< "$*" | sort -g | awk -v m="$m" 'NR == 1 { lo = $1 } { hi = $1 }
-		END { printf "%s (%s-%s)", m, lo, hi }'
-}
+spread() { echo "$(median <<< "$*") ($(range "$@"))"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # One side of a round at each MTU: the baselines (raw_side, jraw_side) and
@@ -381,8 +378,7 @@ echo "$SLEEP_LINE"
 line() {	# NAME RATIOS...
 	local name=$1
 	shift
-	echo "bench: $name ratio=$(median <<< "$*") range=$(tr ' ' '\n' <<< "$*" | sort -g |
-		sed -n '1h; $ { H; x; s/\n/-/; p }') rounds=$*"
+	echo "bench: $name ratio=$(median <<< "$*") range=$(range "$@") rounds=$*"
 }
 line write_1MiB_vs_raw "${W_R[@]}"
 line send_64B_lat_vs_raw "${L_R[@]}"

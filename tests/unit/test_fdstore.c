@@ -91,6 +91,35 @@ static bool same_file(int a, int b)
 	return !fstat(a, &sa) && !fstat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+#define ANY_FD	(-2)
+
+/* The next message is want, with an fd of the same file as like (ANY_FD:
+ * any fd; -1: none), which is closed. */
+static void expect_msg(const char *want, int like)
+{
+	char text[512];
+	int got;
+
+	assert_true(recv_msg(text, sizeof(text), &got));
+	if (want)
+		assert_string_equal(text, want);
+	if (like == -1)
+		assert_int_equal(got, -1);
+	else
+		assert_true(got >= 0 && (like == ANY_FD || same_file(got, like)));
+	if (got >= 0)
+		close(got);
+}
+
+/* No message is waiting. */
+static void expect_none(void)
+{
+	char text[512];
+	int got;
+
+	assert_false(recv_msg(text, sizeof(text), &got));
+}
+
 /* 1: the names systemd takes */
 static void test_names(void **state)
 {
@@ -116,17 +145,13 @@ static void test_names(void **state)
 static void test_put_sends(void **state)
 {
 	struct fdstore s = { 0 };
-	int mem = memfd_create("guest", MFD_CLOEXEC), got;
-	char text[512];
+	int mem = memfd_create("guest", MFD_CLOEXEC);
 
 	(void)state;
 	assert_true(mem >= 0);
 	assert_int_equal(fdstore_put(&s, "vm.alpha.mem.0", mem, NULL), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTORE=1\nFDNAME=vm.alpha.mem.0");
-	assert_true(got >= 0 && same_file(got, mem));
-	close(got);
-	assert_false(recv_msg(text, sizeof(text), &got));
+	expect_msg("FDSTORE=1\nFDNAME=vm.alpha.mem.0", mem);
+	expect_none();
 	assert_int_equal(s.n, 1);
 	fdstore_free(&s);
 	close(mem);
@@ -137,21 +162,19 @@ static void test_put_sends(void **state)
 static void test_same_file_twice(void **state)
 {
 	struct fdstore s = { 0 };
-	int mem = memfd_create("guest", MFD_CLOEXEC), again = dup(mem), got, ev;
+	int mem = memfd_create("guest", MFD_CLOEXEC), again = dup(mem), ev;
 	const char *had;
-	char text[512];
 
 	(void)state;
 	assert_int_equal(fdstore_put(&s, "vm.alpha.mem.0", mem, NULL), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	close(got);
+	expect_msg(NULL, mem);
 	assert_int_equal(fdstore_put(&s, "vm.alpha.mem.1", again, &had), -EEXIST);
 	assert_string_equal(had, "vm.alpha.mem.0");
-	assert_false(recv_msg(text, sizeof(text), &got));
+	expect_none();
 	/* and a name twice */
 	ev = eventfd(0, EFD_CLOEXEC);
 	assert_int_equal(fdstore_put(&s, "vm.alpha.mem.0", ev, &had), -EEXIST);
-	assert_false(recv_msg(text, sizeof(text), &got));
+	expect_none();
 	fdstore_free(&s);
 	close(ev);
 	close(mem);
@@ -162,18 +185,13 @@ static void test_same_file_twice(void **state)
 static void test_eventfds(void **state)
 {
 	struct fdstore s = { 0 };
-	int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC), got;
-	char text[512];
+	int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC);
 
 	(void)state;
 	assert_int_equal(fdstore_put(&s, "vm.alpha.kick.0", a, NULL), 0);
 	assert_int_equal(fdstore_put(&s, "vm.alpha.kick.1", b, NULL), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTORE=1\nFDNAME=vm.alpha.kick.0");
-	close(got);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTORE=1\nFDNAME=vm.alpha.kick.1");
-	close(got);
+	expect_msg("FDSTORE=1\nFDNAME=vm.alpha.kick.0", a);
+	expect_msg("FDSTORE=1\nFDNAME=vm.alpha.kick.1", b);
 	fdstore_free(&s);
 	close(a);
 	close(b);
@@ -183,14 +201,13 @@ static void test_eventfds(void **state)
 static void test_bad_name(void **state)
 {
 	struct fdstore s = { 0 };
-	int a = eventfd(0, EFD_CLOEXEC), got;
-	char text[512];
+	int a = eventfd(0, EFD_CLOEXEC);
 
 	(void)state;
 	assert_int_equal(fdstore_put(&s, "vm:alpha", a, NULL), -EINVAL);
 	assert_int_equal(fdstore_put(&s, "", a, NULL), -EINVAL);
 	assert_int_equal(fdstore_put(&s, "vm.alpha", -1, NULL), -EBADF);
-	assert_false(recv_msg(text, sizeof(text), &got));
+	expect_none();
 	assert_int_equal(s.n, 0);
 	fdstore_free(&s);
 	close(a);
@@ -216,17 +233,16 @@ static void test_no_manager(void **state)
 static void test_load_take_drop(void **state)
 {
 	struct fdstore s = { 0 };
-	int mem = memfd_create("guest", MFD_CLOEXEC), a = eventfd(0, EFD_CLOEXEC), fd, got;
+	char *names[] = { "vm.alpha.conn", "vm.alpha.mem.0", "vm.beta.conn" };
+	int mem = memfd_create("guest", MFD_CLOEXEC), a = eventfd(0, EFD_CLOEXEC), fd;
 	const char *had;
-	char text[512];
 
 	(void)state;
 	/* three fds in a row, as systemd passes them from fd 3 */
 	assert_int_equal(dup2(a, 500), 500);
 	assert_int_equal(dup2(mem, 501), 501);
 	assert_int_equal(dup2(a, 502), 502);
-	assert_int_equal(fdstore_load_from(&s, 500, 3, "vm.alpha.conn:vm.alpha.mem.0:vm.beta.conn"),
-			 0);
+	assert_int_equal(fdstore_load_from(&s, 500, 3, names), 0);
 	assert_int_equal(s.n, 3);
 	fd = fdstore_take(&s, "vm.alpha.mem.0");
 	assert_int_equal(fd, 501);
@@ -236,12 +252,9 @@ static void test_load_take_drop(void **state)
 	assert_int_equal(fdstore_put(&s, "vm.alpha.mem.9", mem, &had), -EEXIST);
 	assert_string_equal(had, "vm.alpha.mem.0");
 	assert_int_equal(fdstore_drop_rest(&s), 2);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=vm.alpha.conn");
-	assert_int_equal(got, -1);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=vm.beta.conn");
-	assert_false(recv_msg(text, sizeof(text), &got));
+	expect_msg("FDSTOREREMOVE=1\nFDNAME=vm.alpha.conn", -1);
+	expect_msg("FDSTOREREMOVE=1\nFDNAME=vm.beta.conn", -1);
+	expect_none();
 	assert_int_equal(fcntl(500, F_GETFD), -1);
 	assert_int_equal(fcntl(502, F_GETFD), -1);
 	assert_true(fcntl(501, F_GETFD) >= 0);
@@ -252,20 +265,27 @@ static void test_load_take_drop(void **state)
 	close(a);
 }
 
-/* 8: an unnamed fd is "stored", as systemd names it; a short name list */
+/* 8: an unnamed fd is "stored", as systemd names it */
 static void test_load_unnamed(void **state)
 {
 	struct fdstore s = { 0 };
+	char *names[] = { "vm.alpha.conn", "" };
 	int a = eventfd(0, EFD_CLOEXEC);
 
 	(void)state;
 	assert_int_equal(dup2(a, 510), 510);
 	assert_int_equal(dup2(a, 511), 511);
-	assert_int_equal(fdstore_load_from(&s, 510, 2, "vm.alpha.conn"), 0);
+	assert_int_equal(fdstore_load_from(&s, 510, 2, names), 0);
 	assert_int_equal(fdstore_take(&s, "vm.alpha.conn"), 510);
 	assert_int_equal(fdstore_take(&s, "stored"), 511);
 	close(510);
 	close(511);
+	fdstore_free(&s);
+	/* no names at all */
+	assert_int_equal(dup2(a, 512), 512);
+	assert_int_equal(fdstore_load_from(&s, 512, 1, NULL), 0);
+	assert_int_equal(fdstore_take(&s, "stored"), 512);
+	close(512);
 	fdstore_free(&s);
 	close(a);
 }
@@ -274,22 +294,18 @@ static void test_load_unnamed(void **state)
 static void test_remove(void **state)
 {
 	struct fdstore s = { 0 };
-	int a = eventfd(0, EFD_CLOEXEC), got;
-	char text[512];
+	int a = eventfd(0, EFD_CLOEXEC);
 
 	(void)state;
 	assert_int_equal(fdstore_put(&s, "vm.alpha.call.3", a, NULL), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	close(got);
+	expect_msg(NULL, a);
 	assert_int_equal(fdstore_remove(&s, "vm.alpha.call.3"), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	assert_string_equal(text, "FDSTOREREMOVE=1\nFDNAME=vm.alpha.call.3");
+	expect_msg("FDSTOREREMOVE=1\nFDNAME=vm.alpha.call.3", -1);
 	assert_int_equal(fdstore_remove(&s, "vm.alpha.call.3"), -ENOENT);
 	assert_int_equal(s.n, 0);
 	/* the name is free again */
 	assert_int_equal(fdstore_put(&s, "vm.alpha.call.3", a, NULL), 0);
-	assert_true(recv_msg(text, sizeof(text), &got));
-	close(got);
+	expect_msg(NULL, a);
 	fdstore_free(&s);
 	close(a);
 }
