@@ -86,7 +86,7 @@ TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 test_lib = $(OBJ)/$(1)/libtests.a
 link_libs = -Wl,--start-group $(call daemon_libs,$(1)) -Wl,--end-group
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
-FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_state
+FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
@@ -264,10 +264,11 @@ $(BUILD)/asan/roce_tool: $(OBJ)/asan/tests/codec/roce_tool.o $(call sub_lib,asan
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@ $$($(PKG_CONFIG) --libs libisal)
 
 # The fuzz targets: the packet parser, and the device's (vhost-user
-# messages, control commands, WQEs, and the whole device at once).
-$(BUILD)/fuzz_%: $(OBJ)/fuzz/tests/fuzz/fuzz_%.o $(call daemon_libs,fuzz)
+# messages, control commands, WQEs, the whole device at once) and the
+# engine's saved state.
+$(BUILD)/fuzz_%: $(OBJ)/fuzz/tests/fuzz/fuzz_%.o $(call test_lib,fuzz) $(call daemon_libs,fuzz)
 	$(call say,LD-FUZZ,$@)
-	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined $< $(call link_libs,fuzz) -o $@ \
+	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined $< $(call test_lib,fuzz) $(call link_libs,fuzz) -o $@ \
 		$(pkg_libs)
 
 $(BUILD)/codec_bench: $(OBJ)/rel/tests/bench/codec_bench.o $(call sub_lib,rel,roce)
@@ -290,7 +291,7 @@ fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 	$(Q)echo "== fuzz_parse ($(FUZZ_SECONDS) s)"; $(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
 		-print_final_stats=1 -artifact_prefix=$(BUILD)/ \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
-	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe; do \
+	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore; do \
 		echo "== $$t ($(FUZZ_DEVICE_SECONDS) s)"; rm -rf $(BUILD)/$$t-corpus; mkdir -p $(BUILD)/$$t-corpus; \
 		if [ -e tests/fuzz/seed_$${t#fuzz_}.py ]; then $(PY) tests/fuzz/seed_$${t#fuzz_}.py $(BUILD)/$$t-corpus; fi; \
 		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -max_len=8192 -print_final_stats=1 \

@@ -9,7 +9,8 @@
 
 #include "engine_int.h"
 
-int eng_cq_create(struct eng_dev *dev, uint32_t cqe, struct eng_cq **out)
+int eng_cq_create_as(struct eng_dev *dev, uint32_t cqe, const struct eng_name *as,
+		     struct eng_cq **out)
 {
 	struct eng_cq *cq;
 	int err;
@@ -26,7 +27,7 @@ int eng_cq_create(struct eng_dev *dev, uint32_t cqe, struct eng_cq **out)
 	}
 	cq->dev = dev;
 	cq->size = cqe;
-	err = eng_table_add(&dev->cqs, cq, &cq->index);
+	err = eng_table_add_at(&dev->cqs, cq, as ? &as->index : NULL, &cq->index);
 	if (err)
 		goto free_ring;
 	*out = cq;
@@ -39,6 +40,11 @@ free_cq:
 	return err;
 }
 
+int eng_cq_create(struct eng_dev *dev, uint32_t cqe, struct eng_cq **out)
+{
+	return eng_cq_create_as(dev, cqe, NULL, out);
+}
+
 int eng_cq_destroy(struct eng_cq *cq)
 {
 	if (cq->users)
@@ -47,6 +53,11 @@ int eng_cq_destroy(struct eng_cq *cq)
 	free(cq->ring);
 	free(cq);
 	return 0;
+}
+
+struct eng_cq *eng_cq_get(const struct eng_dev *dev, uint32_t handle)
+{
+	return eng_table_get(&dev->cqs, handle);
 }
 
 uint32_t eng_cq_handle(const struct eng_cq *cq)

@@ -394,6 +394,7 @@ unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer);
 int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **pd);
 int eng_pd_free(struct eng_pd *pd);		/* -EBUSY while MRs or QPs use it */
 uint32_t eng_pd_handle(const struct eng_pd *pd);
+struct eng_pd *eng_pd_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 
 /* Register [iova, iova + length) with access flags; map() reaches its bytes
  * by offset from iova. Keys carry random bits. */
@@ -406,6 +407,7 @@ int eng_mr_rerange(struct eng_mr *mr, uint64_t iova, uint64_t length);
 int eng_mr_alloc_fast(struct eng_pd *pd, eng_mem_map_fn map, void *mem, struct eng_mr **mr);
 int eng_mr_dereg(struct eng_mr *mr);	/* -EBUSY while windows are bound to it */
 uint32_t eng_mr_handle(const struct eng_mr *mr);	/* small, < max_mr; not a key */
+struct eng_mr *eng_mr_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 uint32_t eng_mr_lkey(const struct eng_mr *mr);
 uint32_t eng_mr_rkey(const struct eng_mr *mr);
 
@@ -453,6 +455,7 @@ int eng_cq_destroy(struct eng_cq *cq);		/* -EBUSY while QPs use it */
  * overrun (IBA 11.4.2.1: the CQ is in error). */
 int eng_cq_poll(struct eng_cq *cq, struct eng_wc *wc, int n);
 uint32_t eng_cq_handle(const struct eng_cq *cq);
+struct eng_cq *eng_cq_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 
 struct eng_qp_init_attr {
 	enum eng_qp_type qp_type;
@@ -483,6 +486,7 @@ uint32_t eng_qp_num(const struct eng_qp *qp);
 uint32_t eng_qp_cwnd(const struct eng_qp *qp);
 uint32_t eng_qp_handle(const struct eng_qp *qp);	/* small, < max_qp; not the QPN */
 struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn);	/* or NULL */
+struct eng_qp *eng_qp_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 enum eng_qp_state eng_qp_state(const struct eng_qp *qp);
 const struct eng_counters *eng_qp_counters(const struct eng_qp *qp);
 const char *eng_qp_state_name(enum eng_qp_state s);

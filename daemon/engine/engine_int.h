@@ -14,6 +14,9 @@ struct eng_table {
 };
 
 int eng_table_add(struct eng_table *t, void *obj, uint32_t *index);
+/* Add obj at *want (a restore: -EEXIST if taken, -ERANGE at max or
+ * beyond), or where eng_table_add would if want is NULL. */
+int eng_table_add_at(struct eng_table *t, void *obj, const uint32_t *want, uint32_t *index);
 void eng_table_del(struct eng_table *t, uint32_t index);
 static inline void *eng_table_get(const struct eng_table *t, uint32_t index)
 {
@@ -39,6 +42,24 @@ void eng_idmap_free(struct eng_idmap *m);
  * names cannot predict the next. */
 int eng_idmap_add_random(struct eng_idmap *m, uint32_t mask, bool (*bad)(uint32_t), void *obj,
 			 uint32_t *name);
+
+/* The names an object is restored with (save.c): its handle, and its key
+ * (an MR's or a window's), its QPN, or an SRQ's QP slot. NULL: new ones. */
+struct eng_name {
+	uint32_t index, key;
+};
+
+int eng_pd_alloc_as(struct eng_dev *dev, const struct eng_name *as, struct eng_pd **pd);
+int eng_mr_new_as(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+		  eng_mem_map_fn map, void *mem, bool fast, const struct eng_name *as,
+		  struct eng_mr **mr);
+int eng_mw_alloc_as(struct eng_pd *pd, const struct eng_name *as, struct eng_mw **mw);
+int eng_cq_create_as(struct eng_dev *dev, uint32_t cqe, const struct eng_name *as,
+		     struct eng_cq **cq);
+int eng_srq_create_as(struct eng_pd *pd, const struct eng_srq_attr *attr,
+		      const struct eng_name *as, struct eng_srq **srq);
+int eng_qp_create_as(struct eng_pd *pd, const struct eng_qp_init_attr *init,
+		     const struct eng_name *as, struct eng_qp **qp);
 
 /* A destination of this device's RC QPs and its congestion window (cc.c). */
 struct eng_path {
@@ -170,6 +191,9 @@ static inline bool eng_wr_is_rd_atomic(enum eng_wr_opcode op)
 {
 	return op == ENG_WR_RDMA_READ || eng_wr_is_atomic(op);
 }
+
+/* What a QP of type t may post (qp.c). */
+bool eng_wr_allowed(enum eng_qp_type t, enum eng_wr_opcode op);
 
 struct eng_rwqe {
 	uint64_t wr_id;

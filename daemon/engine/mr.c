@@ -21,6 +21,22 @@
 
 #define TABLE_INITIAL 16
 
+/* Room for ncap slots (at most max), the new ones empty. */
+static int table_grow(struct eng_table *t, uint32_t ncap)
+{
+	void **ns;
+
+	if (ncap > t->max)
+		ncap = t->max;
+	ns = realloc(t->slot, ncap * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	memset(ns + t->cap, 0, (ncap - t->cap) * sizeof(*ns));
+	t->slot = ns;
+	t->cap = ncap;
+	return 0;
+}
+
 int eng_table_add(struct eng_table *t, void *obj, uint32_t *index)
 {
 	uint32_t i, n;
@@ -28,18 +44,11 @@ int eng_table_add(struct eng_table *t, void *obj, uint32_t *index)
 	if (t->used == t->max)
 		return -ENOSPC;
 	if (t->used == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : TABLE_INITIAL;
-		void **ns;
+		uint32_t old = t->cap;
 
-		if (ncap > t->max)
-			ncap = t->max;
-		ns = realloc(t->slot, ncap * sizeof(*ns));
-		if (!ns)
+		if (table_grow(t, t->cap ? t->cap * 2 : TABLE_INITIAL))
 			return -ENOMEM;
-		memset(ns + t->cap, 0, (ncap - t->cap) * sizeof(*ns));
-		t->hint = t->cap;
-		t->slot = ns;
-		t->cap = ncap;
+		t->hint = old;
 	}
 	for (n = 0; n < t->cap; n++) {
 		i = (t->hint + n) % t->cap;
@@ -52,6 +61,48 @@ int eng_table_add(struct eng_table *t, void *obj, uint32_t *index)
 		}
 	}
 	return -ENOSPC;	/* unreachable: used < cap */
+}
+
+int eng_table_add_at(struct eng_table *t, void *obj, const uint32_t *want, uint32_t *index)
+{
+	uint32_t i = want ? *want : 0, ncap;
+
+	if (!want)
+		return eng_table_add(t, obj, index);
+	if (i >= t->max)
+		return -ERANGE;
+	if (i >= t->cap) {
+		for (ncap = t->cap ? t->cap : TABLE_INITIAL; ncap <= i; ncap *= 2)
+			;
+		if (table_grow(t, ncap))
+			return -ENOMEM;
+	}
+	if (t->slot[i])
+		return -EEXIST;
+	t->slot[i] = obj;
+	t->used++;
+	*index = i;
+	return 0;
+}
+
+/* An MR's or a window's key: the one restored, or a new random one. */
+static int key_add(struct eng_dev *dev, struct eng_mr *k, const struct eng_name *as)
+{
+	uint32_t name;
+	int err;
+
+	if (as) {
+		if (eng_idmap_get(&dev->mr_keys, as->key >> 8))
+			return -EEXIST;
+		err = eng_idmap_add(&dev->mr_keys, as->key >> 8, k);
+		if (!err)
+			k->key = as->key;
+		return err;
+	}
+	err = eng_idmap_add_random(&dev->mr_keys, 0xffffff, NULL, k, &name);
+	if (!err)
+		k->key = name << 8 | (arc4random() & 0xff);
+	return err;
 }
 
 void eng_table_del(struct eng_table *t, uint32_t index)
@@ -212,7 +263,7 @@ void eng_dev_free(struct eng_dev *dev)
 	free(dev);
 }
 
-int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **out)
+int eng_pd_alloc_as(struct eng_dev *dev, const struct eng_name *as, struct eng_pd **out)
 {
 	struct eng_pd *pd = calloc(1, sizeof(*pd));
 	int err;
@@ -220,13 +271,18 @@ int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **out)
 	if (!pd)
 		return -ENOMEM;
 	pd->dev = dev;
-	err = eng_table_add(&dev->pds, pd, &pd->index);
+	err = eng_table_add_at(&dev->pds, pd, as ? &as->index : NULL, &pd->index);
 	if (err) {
 		free(pd);
 		return err;
 	}
 	*out = pd;
 	return 0;
+}
+
+int eng_pd_alloc(struct eng_dev *dev, struct eng_pd **out)
+{
+	return eng_pd_alloc_as(dev, NULL, out);
 }
 
 int eng_pd_free(struct eng_pd *pd)
@@ -243,11 +299,11 @@ uint32_t eng_pd_handle(const struct eng_pd *pd)
 	return pd->index;
 }
 
-static int mr_new(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
-		  eng_mem_map_fn map, void *mem, bool fast, struct eng_mr **out)
+int eng_mr_new_as(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
+		  eng_mem_map_fn map, void *mem, bool fast, const struct eng_name *as,
+		  struct eng_mr **out)
 {
 	struct eng_mr *mr;
-	uint32_t name;
 	int err;
 
 	/* The last byte must be addressable: iova + length may reach 2^64
@@ -261,11 +317,10 @@ static int mr_new(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned in
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		return -ENOMEM;
-	err = eng_idmap_add_random(&pd->dev->mr_keys, 0xffffff, NULL, mr, &name);
+	err = key_add(pd->dev, mr, as);
 	if (err)
 		goto free_mr;
-	mr->key = name << 8 | (arc4random() & 0xff);
-	err = eng_table_add(&pd->dev->mrs, mr, &mr->index);
+	err = eng_table_add_at(&pd->dev->mrs, mr, as ? &as->index : NULL, &mr->index);
 	if (err)
 		goto del_key;
 	mr->fast = fast;
@@ -290,12 +345,12 @@ free_mr:
 int eng_mr_reg(struct eng_pd *pd, uint64_t iova, uint64_t length, unsigned int access,
 	       eng_mem_map_fn map, void *mem, struct eng_mr **out)
 {
-	return mr_new(pd, iova, length, access, map, mem, false, out);
+	return eng_mr_new_as(pd, iova, length, access, map, mem, false, NULL, out);
 }
 
 int eng_mr_alloc_fast(struct eng_pd *pd, eng_mem_map_fn map, void *mem, struct eng_mr **out)
 {
-	return mr_new(pd, 0, 0, 0, map, mem, true, out);
+	return eng_mr_new_as(pd, 0, 0, 0, map, mem, true, NULL, out);
 }
 
 /* IBA 10.6.3.6 / rxe_reg_fast_mr: a FREE fast-reg MR of the QP's PD, a key
@@ -405,21 +460,19 @@ refuse:
 	return ENG_WC_MW_BIND_ERR;	/* as rxe */
 }
 
-int eng_mw_alloc(struct eng_pd *pd, struct eng_mw **out)
+int eng_mw_alloc_as(struct eng_pd *pd, const struct eng_name *as, struct eng_mw **out)
 {
 	struct eng_mw *mw = calloc(1, sizeof(*mw));
-	uint32_t name;
 	int err;
 
 	if (!mw)
 		return -ENOMEM;
-	err = eng_table_add(&pd->dev->mws, mw, &mw->k.index);
+	err = eng_table_add_at(&pd->dev->mws, mw, as ? &as->index : NULL, &mw->k.index);
 	if (err)
 		goto free_mw;
-	err = eng_idmap_add_random(&pd->dev->mr_keys, 0xffffff, NULL, &mw->k, &name);
+	err = key_add(pd->dev, &mw->k, as);
 	if (err)
 		goto del_index;
-	mw->k.key = name << 8 | (arc4random() & 0xff);
 	mw->k.window = true;
 	mw->k.pd = pd;		/* FREE: valid false, no range, no rights */
 	pd->users++;
@@ -431,6 +484,11 @@ del_index:
 free_mw:
 	free(mw);
 	return err;
+}
+
+int eng_mw_alloc(struct eng_pd *pd, struct eng_mw **out)
+{
+	return eng_mw_alloc_as(pd, NULL, out);
 }
 
 int eng_mw_dealloc(struct eng_mw *mw)
@@ -455,6 +513,16 @@ void eng_mw_qp_gone(struct eng_qp *qp)
 		if (mw && mw->qp == qp)
 			mw_unbind(mw);
 	}
+}
+
+struct eng_pd *eng_pd_get(const struct eng_dev *dev, uint32_t handle)
+{
+	return eng_table_get(&dev->pds, handle);
+}
+
+struct eng_mr *eng_mr_get(const struct eng_dev *dev, uint32_t handle)
+{
+	return eng_table_get(&dev->mrs, handle);
 }
 
 struct eng_mw *eng_mw_get(const struct eng_dev *dev, uint32_t handle)

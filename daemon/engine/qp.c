@@ -344,6 +344,13 @@ struct eng_qp *eng_qp_from_num(const struct eng_dev *dev, uint32_t qpn)
 	return eng_idmap_get(&dev->qpns, qpn);
 }
 
+struct eng_qp *eng_qp_get(const struct eng_dev *dev, uint32_t handle)
+{
+	struct eng_qp *qp = eng_table_get(&dev->qps, handle);
+
+	return qp == ENG_SRQ_SLOT ? NULL : qp;
+}
+
 static bool qpn_reserved(uint32_t n)
 {
 	return n < ENG_FIRST_QPN || n == ROCE_QPN_MULTICAST;
@@ -365,7 +372,8 @@ static void qp_free(struct eng_qp *qp)
 	free(qp);
 }
 
-int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct eng_qp **out)
+int eng_qp_create_as(struct eng_pd *pd, const struct eng_qp_init_attr *init,
+		     const struct eng_name *as, struct eng_qp **out)
 {
 	const struct eng_qp_cap *c;
 	struct eng_qp *qp;
@@ -424,14 +432,20 @@ int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct
 		qp->attr.port_num = 1;
 		qp->attr.qkey = ENG_GSI_QKEY;
 		err = eng_idmap_get(&pd->dev->qpns, ENG_GSI_QPN) ? -EBUSY :
+		      as && as->key != ENG_GSI_QPN ? -EINVAL :
 		      eng_idmap_add(&pd->dev->qpns, ENG_GSI_QPN, qp);
+	} else if (as) {	/* restored: the QPN peers know it by */
+		qp->qpn = as->key;
+		err = as->key > ROCE_QPN_MASK || qpn_reserved(as->key) ? -EINVAL :
+		      eng_idmap_get(&pd->dev->qpns, as->key) ? -EEXIST :
+		      eng_idmap_add(&pd->dev->qpns, as->key, qp);
 	} else {
 		err = eng_idmap_add_random(&pd->dev->qpns, ROCE_QPN_MASK, qpn_reserved, qp,
 					   &qp->qpn);
 	}
 	if (err)
 		goto free_qp;
-	err = eng_table_add(&pd->dev->qps, qp, &qp->index);
+	err = eng_table_add_at(&pd->dev->qps, qp, as ? &as->index : NULL, &qp->index);
 	if (err)
 		goto del_qpn;
 	pd->users++;
@@ -447,6 +461,11 @@ del_qpn:
 free_qp:
 	qp_free(qp);
 	return err;
+}
+
+int eng_qp_create(struct eng_pd *pd, const struct eng_qp_init_attr *init, struct eng_qp **out)
+{
+	return eng_qp_create_as(pd, init, NULL, out);
 }
 
 int eng_qp_destroy(struct eng_qp *qp)
@@ -483,7 +502,7 @@ int eng_qp_refuse_wr(struct eng_qp *qp, bool recv, uint64_t wr_id, enum eng_wc_s
 	return err;
 }
 
-static bool opcode_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
+bool eng_wr_allowed(enum eng_qp_type t, enum eng_wr_opcode op)
 {
 	switch (op) {
 	case ENG_WR_SEND:
@@ -523,7 +542,7 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 
 	if (s == ENG_QPS_RESET || s == ENG_QPS_INIT || s == ENG_QPS_RTR)
 		return -EINVAL;
-	if (!opcode_allowed(qp->init.qp_type, wr->opcode) ||
+	if (!eng_wr_allowed(qp->init.qp_type, wr->opcode) ||
 	    wr->num_sge > qp->init.cap.max_send_sge || (wr->num_sge && !wr->sg_list) ||
 	    (eng_qpt_ud(qp->init.qp_type) && !wr->ud.ah))
 		return -EINVAL;

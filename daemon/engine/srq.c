@@ -48,7 +48,8 @@ static int srq_ring(struct eng_srq *srq, uint32_t size)
 	return 0;
 }
 
-int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct eng_srq **out)
+int eng_srq_create_as(struct eng_pd *pd, const struct eng_srq_attr *attr,
+		      const struct eng_name *as, struct eng_srq **out)
 {
 	struct eng_dev *dev = pd->dev;
 	struct eng_srq *srq;
@@ -69,10 +70,10 @@ int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct en
 	if (err)
 		goto free_srq;
 	/* A slot among the QPs': the device model gives the SRQ its queues. */
-	err = eng_table_add(&dev->qps, ENG_SRQ_SLOT, &srq->slot);
+	err = eng_table_add_at(&dev->qps, ENG_SRQ_SLOT, as ? &as->key : NULL, &srq->slot);
 	if (err)
 		goto free_srq;
-	err = eng_table_add(&dev->srqs, srq, &srq->index);
+	err = eng_table_add_at(&dev->srqs, srq, as ? &as->index : NULL, &srq->index);
 	if (err)
 		goto del_slot;
 	pd->users++;
@@ -84,6 +85,11 @@ del_slot:
 free_srq:
 	srq_free(srq);
 	return err;
+}
+
+int eng_srq_create(struct eng_pd *pd, const struct eng_srq_attr *attr, struct eng_srq **out)
+{
+	return eng_srq_create_as(pd, attr, NULL, out);
 }
 
 int eng_srq_destroy(struct eng_srq *srq)

@@ -41,7 +41,9 @@ int side_open(struct side *s, uint8_t id, const struct eng_ops *ops, const struc
 	s->mac[0] = 0x52;
 	s->mac[5] = id;
 	*what = "eng_dev_new";
-	s->dev = eng_dev_new(ops, s, &(struct eng_tx){ tx->now_ns, tx->tx_alloc, tx->tx_send, s });
+	s->ops = ops;
+	s->tx = (struct eng_tx){ tx->now_ns, tx->tx_alloc, tx->tx_send, s };
+	s->dev = eng_dev_new(ops, s, &s->tx);
 	if (!s->dev)
 		return -ENOMEM;
 	eng_dev_set_port_mtu(s->dev, ENG_MTU_4096);
@@ -110,6 +112,52 @@ int side_connect(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32
 		m |= ENG_QP_TIMEOUT | ENG_QP_RETRY_CNT | ENG_QP_RNR_RETRY | ENG_QP_MAX_QP_RD_ATOMIC;
 	*what = "modify to RTS";
 	return eng_qp_modify(s->qp, &a, m);
+}
+
+static int side_mr(void *ctx, uint32_t handle, eng_mem_map_fn *map, void **mem)
+{
+	struct side *s = ctx;
+
+	(void)handle;
+	*map = flat_mem_map;
+	*mem = &s->flat;
+	return 0;
+}
+
+int side_restore(struct side *s, struct sbuf *first, struct sbuf *again, eng_restore_mr_fn mr,
+		 void *ctx)
+{
+	uint32_t pd = eng_pd_handle(s->pd), cq = eng_cq_handle(s->cq);
+	uint32_t qp = eng_qp_handle(s->qp), m = eng_mr_handle(s->mr);
+	struct eng_dev *dev;
+	struct srd r;
+	int err;
+
+	eng_dev_save(s->dev, first);
+	if (first->err)
+		return first->err;
+	dev = eng_dev_new(s->ops, s, &s->tx);
+	if (!dev)
+		return -ENOMEM;
+	eng_dev_set_port_mtu(dev, ENG_MTU_4096);
+	r = (struct srd){ .p = first->p, .len = first->len };
+	err = eng_dev_restore(dev, &r, mr ? mr : side_mr, mr ? ctx : s);
+	if (!err && r.off != r.len)
+		err = -EBADMSG;
+	if (err) {
+		eng_dev_clear(dev);
+		eng_dev_free(dev);
+		return err;
+	}
+	eng_dev_save(dev, again);
+	eng_dev_clear(s->dev);
+	eng_dev_free(s->dev);
+	s->dev = dev;
+	s->pd = eng_pd_get(dev, pd);
+	s->cq = eng_cq_get(dev, cq);
+	s->qp = eng_qp_get(dev, qp);
+	s->mr = eng_mr_get(dev, m);
+	return again->err;
 }
 
 int side_close(struct side *s)

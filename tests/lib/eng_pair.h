@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "save.h"
 
 #define SIDE_IOVA	0x10000000ull	/* where a side's MR starts */
 
@@ -37,6 +38,8 @@ struct side {
 	uint8_t gid[16], mac[6];	/* ::ffff:10.0.0.ID, 52:00:00:00:00:ID */
 	struct side *peer;
 	struct side_wire *wire;		/* frames on their way to peer */
+	const struct eng_ops *ops;	/* its engine's, for side_restore */
+	struct eng_tx tx;
 };
 
 /* Side id (1, 2, ...) with mem_size bytes of memory, its engine calling ops
@@ -50,6 +53,13 @@ int side_open(struct side *s, uint8_t id, const struct eng_ops *ops, const struc
  * error of the step that failed, named in *what. */
 int side_connect(struct side *s, enum eng_qp_type type, enum eng_mtu mtu, uint32_t sq_psn,
 		 uint32_t rq_psn, uint8_t retry_cnt, uint8_t rnr_retry, const char **what);
+/* A restart of s's engine that keeps its state: saved into first (empty),
+ * restored into a new engine (its MRs on s's flat memory, or as mr says if
+ * not NULL), which then replaces the old one; saved again into again (empty)
+ * for the caller to compare. pd, cq, qp and mr follow by their handles. 0,
+ * or the restore's error, and then s is as it was. */
+int side_restore(struct side *s, struct sbuf *first, struct sbuf *again, eng_restore_mr_fn mr,
+		 void *ctx);
 /* Undo side_open: 0, or the first error (the rest is freed regardless). */
 int side_close(struct side *s);
 /* eng_ops.gid: index 0 is the side's address. */

@@ -25,6 +25,10 @@
  * with Invalidate (10.7), also of keys that may not be invalidated and
  * under a WRITE in progress. A RETH length over 2^31 NAKed; a duplicate
  * READ answered only for a tail of its original; eng_poll's budget per QP.
+ * Restarts that keep the state (save.c): both ends of RC and UC streams
+ * saved and restored into new engines every few rounds, frames lost while
+ * one is gone; every kind of object back with its names; what does not
+ * check out refused whole.
  *
  * TRANSPORT_PCAP=FILE writes every frame the tests send to a pcap.
  */
@@ -296,6 +300,31 @@ static void transmit(struct side *s)
 	s->wire->n = 0;
 }
 
+/* Restarts that keep the engines' state (docs/restart.md): every `every`
+ * rounds of pump_for one side, each in turn, is saved and restored into a
+ * new engine, and frames reaching it in the next gap_ns are lost, as while
+ * no vrdmad runs. The state read back saves to the same bytes. */
+static struct {
+	unsigned int every, rounds, done;
+	uint64_t gap_ns;
+	struct side *down;
+	uint64_t down_until;
+} restarts;
+
+static void restart(struct side *s)
+{
+	struct sbuf first = { 0 }, again = { 0 };
+
+	assert_int_equal(side_restore(s, &first, &again, NULL, NULL), 0);
+	assert_int_equal(again.len, first.len);
+	assert_memory_equal(again.p, first.p, first.len);
+	sb_free(&first);
+	sb_free(&again);
+	restarts.down = s;
+	restarts.down_until = clock_ns + restarts.gap_ns;
+	restarts.done++;
+}
+
 /* Run both engines until nothing is in flight and no timer is armed, or
  * until max_ns of fake time has passed. Returns false on the time limit. */
 static bool pump_for(struct side *a, struct side *b, uint64_t max_ns)
@@ -305,6 +334,12 @@ static bool pump_for(struct side *a, struct side *b, uint64_t max_ns)
 	for (;;) {
 		uint64_t next = 0, t;
 		unsigned int i, k, n = 0;
+
+		/* up for four gaps at least between restarts, as a service
+		 * restarted every few seconds is */
+		if (restarts.every && ++restarts.rounds % restarts.every == 0 &&
+		    clock_ns >= restarts.down_until + 4 * restarts.gap_ns)
+			restart(restarts.done % 2 ? b : a);
 
 		eng_poll(a->dev, &t);
 		next = t;
@@ -318,7 +353,10 @@ static bool pump_for(struct side *a, struct side *b, uint64_t max_ns)
 			if (flight[i].f.at <= clock_ns) {
 				enum roce_drop why;
 
-				if (side_rx(flight[i].to, flight[i].f.data, flight[i].f.len, &why))
+				if (flight[i].to == restarts.down && clock_ns < restarts.down_until)
+					n++;	/* no one there to take it */
+				else if (side_rx(flight[i].to, flight[i].f.data, flight[i].f.len,
+						 &why))
 					assert_true(wire_faults.corrupt_pm);	/* only corruption fails */
 				free(flight[i].f.data);
 				n++;
@@ -351,6 +389,7 @@ static void wire_reset(uint64_t seed)
 	while (nflight)
 		free(flight[--nflight].f.data);
 	memset(&wire_faults, 0, sizeof(wire_faults));
+	memset(&restarts, 0, sizeof(restarts));
 	rng_state = seed;
 	read_resp_seen = 0;
 	atomic_ack_seen = 0;
@@ -1418,6 +1457,270 @@ static void test_mw_lifetime(void **state)
 	frwr_free(&a, &b);
 }
 
+/* ---- restarts that keep the state (docs/restart.md) ---- */
+
+/* Restored MRs: the one over view (a fast MR's), the rest on the side's. */
+static struct {
+	struct side *s;
+	uint32_t handle;
+	struct flat_mem *view;
+} restore_maps;
+
+static int restore_map(void *ctx, uint32_t handle, eng_mem_map_fn *map, void **mem)
+{
+	(void)ctx;
+	*map = flat_mem_map;
+	*mem = handle == restore_maps.handle ? (void *)restore_maps.view :
+						(void *)&restore_maps.s->flat;
+	return 0;
+}
+
+/* A new engine for s restored from p: 0, or the restore's error (then the
+ * new engine holds no object: ASan sees any leak). */
+static int restore_bytes(struct side *s, const uint8_t *p, size_t len, struct sbuf *again)
+{
+	struct eng_dev *dev = eng_dev_new(s->ops, s, &s->tx);
+	struct srd r = { .p = p, .len = len };
+	int err;
+
+	assert_non_null(dev);
+	eng_dev_set_port_mtu(dev, ENG_MTU_4096);
+	err = eng_dev_restore(dev, &r, restore_map, NULL);
+	if (!err && again)
+		eng_dev_save(dev, again);
+	eng_dev_clear(dev);
+	eng_dev_free(dev);
+	return err;
+}
+
+/* Every kind of object comes back with its handle and its key or QPN, and
+ * works on: a fast-reg MR after REG_MR with a window bound over it, a FREE
+ * fast-reg MR, a second PD, an SRQ holding WQEs with a UD QP on it, a UC QP
+ * in INIT holding receives, flushed completions waiting in the CQ, an inline
+ * SEND queued and not sent. */
+static void test_restart_objects(void **state)
+{
+	const uint32_t dst = MW_DST;
+	struct side a, b;
+	struct flat_mem view;
+	struct eng_mr *fmr, *free_mr;
+	struct eng_mw *mw;
+	struct eng_pd *pd2;
+	struct eng_srq *srq;
+	struct eng_qp *ud, *uc, *uc2;
+	struct eng_srq_attr sa = { .max_wr = 16, .max_sge = 2, .srq_limit = 3 };
+	struct eng_qp_init_attr init = { .qp_type = ENG_QPT_UD, .send_cq = NULL,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1, .max_inline_data = 16 } };
+	struct eng_qp_attr qa = { .qp_state = ENG_QPS_INIT, .port_num = 1, .qkey = 7 };
+	struct eng_sge sge = { SIDE_IOVA, 64, 0 };
+	struct eng_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct eng_send_wr bind = { .wr_id = 1, .opcode = ENG_WR_BIND_MW };
+	struct eng_sge in = { 0, 12, 0 };
+	struct eng_send_wr inl = { .wr_id = 50, .opcode = ENG_WR_SEND, .num_sge = 1,
+				   .send_flags = ENG_SEND_INLINE | ENG_SEND_SIGNALED, .sg_list = &in };
+	struct named { uint32_t h, key; } h_fmr, h_mw, h_free, h_ud, h_uc, h_qp;
+	uint32_t h_pd2, h_srq, slot;
+	char text[] = "state kept!";
+	struct eng_wc wc;
+	uint64_t i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 950);
+	fmr = fast_mr(&b, &view, dst, 8192);
+	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 2, .opcode = ENG_WR_REG_MR,
+		 .reg = { eng_mr_handle(fmr), eng_mr_rkey(fmr) + 1,
+			  ENG_ACCESS_LOCAL_WRITE | ENG_ACCESS_MW_BIND } },
+		 ENG_WC_SUCCESS, ENG_WC_REG_MR);
+	assert_int_equal(eng_mw_alloc(b.pd, &mw), 0);
+	bind.bind = (typeof(bind.bind)){ 0x30000000, 4096, eng_mw_rkey(mw), eng_mw_rkey(mw),
+					 eng_mr_lkey(fmr), ENG_ACCESS_REMOTE_WRITE };
+	local_wr(&b, &a, bind, ENG_WC_SUCCESS, ENG_WC_BIND_MW);
+	assert_int_equal(eng_mr_alloc_fast(b.pd, flat_mem_map, &b.flat, &free_mr), 0);
+	assert_int_equal(eng_pd_alloc(b.dev, &pd2), 0);
+	assert_int_equal(eng_srq_create(b.pd, &sa, &srq), 0);
+	sge.lkey = eng_mr_lkey(b.mr);
+	for (i = 0; i < 5; i++) {
+		rwr.wr_id = 100 + i;
+		assert_int_equal(eng_srq_post_recv(srq, &rwr), 0);
+	}
+	init.send_cq = init.recv_cq = b.cq;
+	init.srq = srq;
+	assert_int_equal(eng_qp_create(b.pd, &init, &ud), 0);
+	assert_int_equal(eng_qp_modify(ud, &qa, ENG_QP_STATE | ENG_QP_PKEY_INDEX | ENG_QP_PORT |
+				       ENG_QP_QKEY), 0);
+	init = (struct eng_qp_init_attr){ .qp_type = ENG_QPT_UC, .send_cq = b.cq, .recv_cq = b.cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 } };
+	assert_int_equal(eng_qp_create(b.pd, &init, &uc), 0);
+	assert_int_equal(eng_qp_create(b.pd, &init, &uc2), 0);
+	qa.qp_access_flags = ENG_ACCESS_REMOTE_WRITE;
+	for (i = 0; i < 2; i++) {
+		struct eng_qp *q = i ? uc2 : uc;
+
+		assert_int_equal(eng_qp_modify(q, &qa, ENG_QP_STATE | ENG_QP_PKEY_INDEX |
+					       ENG_QP_PORT | ENG_QP_ACCESS_FLAGS), 0);
+		rwr.wr_id = 200 + i;
+		assert_int_equal(eng_post_recv(q, &rwr), 0);
+		rwr.wr_id = 210 + i;
+		assert_int_equal(eng_post_recv(q, &rwr), 0);
+	}
+	qa.qp_state = ENG_QPS_ERR;	/* uc2's two receives flushed into the CQ */
+	assert_int_equal(eng_qp_modify(uc2, &qa, ENG_QP_STATE), 0);
+	in.addr = (uintptr_t)text;
+	assert_int_equal(eng_post_send(b.qp, &inl), 0);
+	rwr.wr_id = 60;
+	sge.lkey = eng_mr_lkey(a.mr);
+	assert_int_equal(eng_post_recv(a.qp, &rwr), 0);
+	memset(text, 'x', sizeof(text));	/* copied at the post */
+
+	h_fmr = (struct named){ eng_mr_handle(fmr), eng_mr_rkey(fmr) };
+	h_mw = (struct named){ eng_mw_handle(mw), eng_mw_rkey(mw) };
+	h_free = (struct named){ eng_mr_handle(free_mr), eng_mr_rkey(free_mr) };
+	h_ud = (struct named){ eng_qp_handle(ud), eng_qp_num(ud) };
+	h_uc = (struct named){ eng_qp_handle(uc), eng_qp_num(uc) };
+	h_qp = (struct named){ eng_qp_handle(b.qp), eng_qp_num(b.qp) };
+	h_pd2 = eng_pd_handle(pd2);
+	h_srq = eng_srq_handle(srq);
+	slot = eng_srq_slot(srq);
+	assert_int_equal(eng_qp_destroy(uc2), 0);
+
+	restore_maps.s = &b;
+	restore_maps.handle = h_fmr.h;
+	restore_maps.view = &view;
+	{
+		struct sbuf first = { 0 }, again = { 0 };
+
+		assert_int_equal(side_restore(&b, &first, &again, restore_map, NULL), 0);
+		assert_int_equal(again.len, first.len);
+		assert_memory_equal(again.p, first.p, first.len);
+		sb_free(&first);
+		sb_free(&again);
+	}
+	fmr = fast_live = eng_mr_get(b.dev, h_fmr.h);
+	mw = eng_mw_get(b.dev, h_mw.h);
+	free_mr = eng_mr_get(b.dev, h_free.h);
+	ud = eng_qp_get(b.dev, h_ud.h);
+	uc = eng_qp_get(b.dev, h_uc.h);
+	pd2 = eng_pd_get(b.dev, h_pd2);
+	srq = eng_srq_get(b.dev, h_srq);
+	assert_non_null(fmr);
+	assert_non_null(mw);
+	assert_non_null(free_mr);
+	assert_non_null(ud);
+	assert_non_null(uc);
+	assert_non_null(pd2);
+	assert_non_null(srq);
+	assert_int_equal(eng_mr_rkey(fmr), h_fmr.key);
+	assert_int_equal(eng_mw_rkey(mw), h_mw.key);
+	assert_int_equal(eng_mr_rkey(free_mr), h_free.key);
+	assert_int_equal(eng_qp_num(ud), h_ud.key);
+	assert_int_equal(eng_qp_num(uc), h_uc.key);
+	assert_int_equal(eng_qp_num(b.qp), h_qp.key);
+	assert_int_equal(eng_qp_handle(b.qp), h_qp.h);
+	assert_ptr_equal(eng_qp_from_num(b.dev, h_ud.key), ud);
+	assert_int_equal(eng_srq_slot(srq), slot);
+	assert_int_equal(eng_srq_count(srq), 5);
+	assert_ptr_equal(eng_qp_srq(ud), srq);
+	assert_int_equal(eng_qp_state(ud), ENG_QPS_INIT);
+	assert_int_equal(eng_qp_state(uc), ENG_QPS_INIT);
+	/* the flushed receives waiting in the CQ, in order */
+	for (i = 0; i < 2; i++) {
+		wc = poll_one(&b);
+		assert_int_equal(wc.wr_id, 200 + 10 * i + 1);
+		assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
+	}
+	assert_cq_empty(&b);
+	/* the queued inline SEND goes out with its bytes */
+	pump(&a, &b);
+	wc = poll_one(&b);
+	assert_int_equal(wc.wr_id, 50);
+	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	wc = poll_one(&a);
+	assert_int_equal(wc.wr_id, 60);
+	assert_int_equal(wc.byte_len, 12);
+	assert_memory_equal(a.mem, "state kept!", 12);
+	/* the window still takes a's WRITE, under its rkey only */
+	fill(a.mem, 512, 9);
+	assert_int_equal(write_to(&a, &b, h_mw.key, 70), ENG_WC_SUCCESS);
+	assert_memory_equal(b.mem + dst + 100, a.mem, 512);
+	/* the FREE fast MR is FREE still */
+	assert_int_equal(eng_mr_check(b.dev, b.pd, h_free.key, false, 0, 1, 0, &fmr),
+			 ENG_MEM_INVALID);
+	fmr = fast_live;
+	assert_int_equal(eng_mr_dereg(fmr), -EBUSY);	/* the window is on it */
+	assert_int_equal(eng_mw_dealloc(mw), 0);
+	assert_int_equal(eng_qp_destroy(ud), 0);
+	assert_int_equal(eng_qp_destroy(uc), 0);
+	assert_int_equal(eng_srq_destroy(srq), 0);
+	assert_int_equal(eng_mr_dereg(free_mr), 0);
+	assert_int_equal(eng_pd_free(pd2), 0);
+	frwr_free(&a, &b);
+}
+
+/* What does not check out is refused whole: every truncation; a VM whose
+ * limits or MTU changed (-ERANGE); an engine that has objects already.
+ * Every byte flipped either fails or gives a state that saves and restores
+ * again to the same bytes (the fuzzer does the rest: fuzz_restore). */
+static void test_restore_refused(void **state)
+{
+	struct side a, b;
+	struct sbuf saved = { 0 };
+	struct eng_dev *dev;
+	struct srd r;
+	size_t n, refused = 0;
+	uint8_t *copy;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 960);
+	one_message(&a, &b, ENG_WR_SEND, 3000, 1);
+	eng_dev_save(a.dev, &saved);
+	assert_int_equal(saved.err, 0);
+	restore_maps.s = &a;
+	restore_maps.handle = UINT32_MAX;
+	assert_int_equal(restore_bytes(&a, saved.p, saved.len, NULL), 0);
+	for (n = 0; n < saved.len; n++)
+		assert_int_equal(restore_bytes(&a, saved.p, n, NULL), -EBADMSG);
+	copy = malloc(saved.len);
+	assert_non_null(copy);
+	for (n = 0; n < saved.len; n++) {
+		struct sbuf again = { 0 }, third = { 0 };
+
+		memcpy(copy, saved.p, saved.len);
+		copy[n] ^= 0xa5;
+		if (restore_bytes(&a, copy, saved.len, &again)) {
+			refused++;
+		} else {
+			assert_int_equal(restore_bytes(&a, again.p, again.len, &third), 0);
+			assert_int_equal(third.len, again.len);
+			assert_memory_equal(third.p, again.p, again.len);
+		}
+		sb_free(&again);
+		sb_free(&third);
+	}
+	free(copy);
+	/* a quarter at least of what is not the counters (the device's, the QP's) */
+	assert_true(refused > (saved.len - 2 * ENG_CNT_MAX * sizeof(uint64_t)) / 4);
+	/* the VM's limits or MTU changed */
+	dev = eng_dev_new(a.ops, &a, &a.tx);
+	assert_non_null(dev);
+	eng_dev_set_port_mtu(dev, ENG_MTU_4096);
+	eng_dev_set_limits(dev, 16, 16, 16, 16);
+	r = (struct srd){ .p = saved.p, .len = saved.len };
+	assert_int_equal(eng_dev_restore(dev, &r, restore_map, NULL), -ERANGE);
+	eng_dev_free(dev);
+	dev = eng_dev_new(a.ops, &a, &a.tx);
+	assert_non_null(dev);
+	eng_dev_set_port_mtu(dev, ENG_MTU_2048);
+	r = (struct srd){ .p = saved.p, .len = saved.len };
+	assert_int_equal(eng_dev_restore(dev, &r, restore_map, NULL), -ERANGE);
+	eng_dev_free(dev);
+	/* into an engine that is in use */
+	r = (struct srd){ .p = saved.p, .len = saved.len };
+	assert_int_equal(eng_dev_restore(a.dev, &r, restore_map, NULL), -EBUSY);
+	sb_free(&saved);
+	side_free(&a);
+	side_free(&b);
+}
+
 /* A WRITE whose remote address + length wraps 2^64 is refused, memory untouched. */
 static void test_rc_write_wraps(void **state)
 {
@@ -1653,6 +1956,10 @@ static void test_ud_send(void **state)
 /* A stream of nmsg messages (SEND, WRITE, READ in turn; READ only for RC)
  * through a faulty wire. RC: every message exactly once, in order, data
  * intact. UC: some may be lost, none corrupted. */
+/* With stream_every set, stream restarts its sides (restarts above). */
+static unsigned int stream_every;
+static uint64_t stream_gap_ns;
+
 static void stream(enum eng_qp_type type, struct faults f, uint64_t seed, unsigned int nmsg)
 {
 	const uint64_t base = 0x10000000, half = 0x180000, slot = 0x8000;
@@ -1672,6 +1979,8 @@ static void stream(enum eng_qp_type type, struct faults f, uint64_t seed, unsign
 	pair_init(&a, &b, type, ENG_MTU_1024, 0xfffff0);
 	wire_reset(seed);
 	wire_faults = f;
+	restarts.every = stream_every;
+	restarts.gap_ns = stream_gap_ns;
 	for (i = 0; i < nmsg; i++) {
 		struct eng_sge s, r;
 		struct eng_send_wr wr = { .wr_id = i, .send_flags = ENG_SEND_SIGNALED,
@@ -1703,6 +2012,11 @@ static void stream(enum eng_qp_type type, struct faults f, uint64_t seed, unsign
 		assert_int_equal(eng_post_send(a.qp, &wr), 0);
 	}
 	pump(&a, &b);
+	if (stream_every) {
+		if (getenv("TRANSPORT_DEBUG"))
+			fprintf(stderr, "restarts %u rounds %u\n", restarts.done, restarts.rounds);
+		assert_true(restarts.done >= 4);
+	}
 
 	if (getenv("TRANSPORT_DEBUG"))
 		for (i = 0; i < ENG_CNT_MAX; i++)
@@ -1804,6 +2118,29 @@ static void test_rc_all_faults(void **state)
 	stream(ENG_QPT_RC, (struct faults){ .loss = 5, .dup = 5, .reorder = 5, .corrupt_pm = 5 },
 	       15, 48);
 }
+/* A stream whose sides restart with their state every few rounds, each
+ * gone for gap_ns: RC exactly once, in order, intact; UC never corrupt. */
+static void stream_restarting(enum eng_qp_type type, struct faults f, uint64_t seed,
+			      unsigned int every, uint64_t gap_ns)
+{
+	stream_every = every;
+	stream_gap_ns = gap_ns;
+	stream(type, f, seed, type == ENG_QPT_RC ? 48 : 40);
+	stream_every = 0;
+	stream_gap_ns = 0;
+}
+
+static void test_restart_rc(void **state)
+{
+	(void)state;
+	stream_restarting(ENG_QPT_RC, (struct faults){ 0 }, 40, 2, 0);
+	stream_restarting(ENG_QPT_RC, (struct faults){ .a_pace_ns = 50000, .a_queue = 256 }, 41, 1,
+			  1000000);
+	stream_restarting(ENG_QPT_RC, (struct faults){ .loss = 2, .reorder = 5, .dup = 5 }, 42,
+			  1, 5000000);
+	stream_restarting(ENG_QPT_UC, (struct faults){ 0 }, 43, 1, 0);
+}
+
 static void test_uc_loss(void **state)
 {
 	(void)state;
@@ -3368,6 +3705,9 @@ int main(void)
 		cmocka_unit_test(test_rc_reorder),
 		cmocka_unit_test(test_rc_all_faults),
 		cmocka_unit_test(test_uc_loss),
+		cmocka_unit_test(test_restart_rc),
+		cmocka_unit_test(test_restart_objects),
+		cmocka_unit_test(test_restore_refused),
 		cmocka_unit_test(test_rnr),
 		cmocka_unit_test(test_retry_exceeded),
 		cmocka_unit_test(test_read_response_gap),
