@@ -182,7 +182,7 @@ static void gids_from_config(struct vdev *v)
 }
 
 /* A fresh engine and an empty device, as on a new connection. */
-static int device_reset(struct vdev *v)
+int vdev_device_reset(struct vdev *v)
 {
 	vdev_lie_reset();
 	free_resources(v);
@@ -273,7 +273,7 @@ static void vu_reset(void *ctx)
 {
 	struct vdev *v = ctx;
 
-	if (device_reset(v))
+	if (vdev_device_reset(v))
 		log_err("vm %s: out of memory resetting the device", v->cfg->name);
 }
 
@@ -324,7 +324,7 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 		goto free_tables;
 	}
 	fill_config(v);
-	err = device_reset(v);
+	err = vdev_device_reset(v);
 	if (err)
 		goto free_tables;
 	err = vu_dev_init(&v->vu, cfg->name, VIRTIO_RDMA_NUM_VQS(v->max_cq, v->max_qp),

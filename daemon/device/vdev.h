@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "save.h"
 #include "vhost_backend.h"
 #include "virtio_rdma.h"
 
@@ -103,6 +104,33 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt);
 /* Before sleeping: ask for kicks and say whether work arrived meanwhile.
  * After waking: stop kicks. */
 bool vdev_want_kicks(struct vdev *v, bool wanted);
+
+/* Restarts that keep the device (docs/restart.md). The fds a saved device
+ * needs again travel beside its state, named by kind and index: the
+ * connection (0), a memory region's file (the first region backed by it),
+ * a queue's kick, call and err eventfds (the queue). */
+#define VDEV_STATE_FORMAT	1
+#define VDEV_WRITER_MAX		32	/* "vrdmad VERSION", in the header */
+enum vdev_fd_kind { VDEV_FD_CONN, VDEV_FD_MEM, VDEV_FD_KICK, VDEV_FD_CALL, VDEV_FD_ERR };
+/* Keep fd (still the device's) under kind and index: 0, or an error that
+ * stops the save. */
+typedef int (*vdev_keep_fd_fn)(void *ctx, enum vdev_fd_kind kind, unsigned int index, int fd);
+/* The fd kept under kind and index, now the device's, or a negative errno. */
+typedef int (*vdev_take_fd_fn)(void *ctx, enum vdev_fd_kind kind, unsigned int index);
+
+/* Append v's whole state to b (its worker quiesced), each fd it holds given
+ * to keep first. 0; -ENOTCONN for a device not worth keeping (no
+ * connection, or broken); keep's error; -ENOMEM. */
+int vdev_save(struct vdev *v, const char *writer, struct sbuf *b, vdev_keep_fd_fn keep,
+	      void *ctx);
+/* Rebuild a fresh device (vdev_init, no connection) from a state and the
+ * fds take gives: connected again as it was, its objects with their names.
+ * 0, or an error with why set, and then v is fresh again, every fd it took
+ * closed: -EBADMSG (damaged, cut short), -EPROTONOSUPPORT (another format),
+ * -ERANGE (the VM's limits, addresses or the port's MTU changed), -EINVAL
+ * (another VM's), a missing fd's error, -ENOMEM. */
+int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn take, void *ctx,
+		 char *why, size_t whylen);
 
 /* The device is connected and usable. */
 static inline bool vdev_live(const struct vdev *v)

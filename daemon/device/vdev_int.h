@@ -47,6 +47,8 @@ struct vdev_mr {
 	uint32_t charged;		/* pages charged to v->mr_pages */
 };
 
+/* vdev.c: a fresh engine and an empty device, as on a new connection. */
+int vdev_device_reset(struct vdev *v);
 /* vdev.c: mark the device broken (a virtqueue violation): once logged,
  * counted, its processing stops; the control thread then drops the
  * connection. */

@@ -229,7 +229,8 @@ struct eng_wc {
 
 /* Counters, per QP and for the device: the device's are the total over its
  * QPs, present and past, plus frames for no QP. Every drop, NAK,
- * retransmission and error has its own. */
+ * retransmission and error has its own. New ones go at the end (before
+ * ENG_CNT_MAX): a saved state names them by position (save.c). */
 enum eng_counter {
 	ENG_CNT_TX_PKTS, ENG_CNT_RX_PKTS, ENG_CNT_TX_ACKS, ENG_CNT_RX_ACKS,
 	ENG_CNT_TX_NO_BUFFER,		/* a frame waited for a transmit buffer */

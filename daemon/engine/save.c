@@ -37,14 +37,18 @@ static void save_counters(const struct eng_counters *c, struct sbuf *b)
 		sb_u64(b, c->c[i]);
 }
 
+/* Counters are only ever added at the end of enum eng_counter: an older
+ * state has fewer (the rest start at 0), a newer more (dropped). */
 static void load_counters(struct eng_counters *c, struct srd *r)
 {
-	unsigned int i;
+	unsigned int i, n = sr_u16(r);
 
-	if (sr_u16(r) != ENG_CNT_MAX)
-		r->err = -EBADMSG;
-	for (i = 0; i < ENG_CNT_MAX && !r->err; i++)
-		c->c[i] = sr_u64(r);
+	for (i = 0; i < n && !r->err; i++) {
+		uint64_t v = sr_u64(r);
+
+		if (i < ENG_CNT_MAX)
+			c->c[i] = v;
+	}
 }
 
 static void save_sge(const struct eng_sge *s, unsigned int n, struct sbuf *b)
@@ -120,7 +124,7 @@ static void load_rwqe(struct eng_rwqe *w, unsigned int max, struct srd *r)
 		eng_rwqe_set(w, wr_id, sge, n);
 }
 
-static void save_wc(const struct eng_wc *wc, struct sbuf *b)
+void eng_wc_save(const struct eng_wc *wc, struct sbuf *b)
 {
 	sb_u64(b, wc->wr_id);
 	sb_u8(b, (uint8_t)wc->status);
@@ -143,7 +147,7 @@ static bool wc_opcode_ok(unsigned int op)
 	       op == ENG_WC_RECV_RDMA_WITH_IMM;
 }
 
-static void load_wc(struct eng_wc *wc, struct srd *r)
+void eng_wc_load(struct eng_wc *wc, struct srd *r)
 {
 	wc->wr_id = sr_u64(r);
 	wc->status = sr_u8(r);
@@ -244,7 +248,7 @@ static void save_cq(const struct eng_cq *cq, struct sbuf *b)
 	sb_u32(b, cq->count);
 	sb_u8(b, cq->overrun);
 	for (i = 0; i < cq->count; i++)
-		save_wc(&cq->ring[(cq->head + i) % cq->size], b);
+		eng_wc_save(&cq->ring[(cq->head + i) % cq->size], b);
 	sb_rec_end(b, at);
 }
 
@@ -267,7 +271,7 @@ static int load_cq(struct eng_dev *dev, struct srd *r)
 	cq->count = count;
 	cq->overrun = overrun;
 	for (i = 0; i < count; i++)
-		load_wc(&cq->ring[(head + i) % size], r);
+		eng_wc_load(&cq->ring[(head + i) % size], r);
 	return r->err;
 }
 

@@ -66,6 +66,10 @@ enum {
 	ENG_REC_END = 0x01ff,	/* the engine's last */
 };
 
+/* A completion as the engine saves it (the device keeps some too). */
+void eng_wc_save(const struct eng_wc *wc, struct sbuf *b);
+void eng_wc_load(struct eng_wc *wc, struct srd *r);
+
 /* Append every object of dev (between polls: no frame half-built). */
 void eng_dev_save(const struct eng_dev *dev, struct sbuf *b);
 

@@ -94,7 +94,15 @@ int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 		g->gpa = r->guest_phys_addr;
 		g->size = r->memory_size;
 		g->uva = r->userspace_addr;
+		g->mmap_offset = r->mmap_offset;
+		g->fd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
 		nm.n++;
+		if (g->fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "region %u: cannot keep its fd: %s", i,
+				 strerror(errno));
+			goto unmap_regions;
+		}
 	}
 	*gm = nm;
 	return 0;
@@ -108,8 +116,11 @@ void guest_mem_unmap(struct guest_mem *gm)
 {
 	unsigned int i;
 
-	for (i = 0; i < gm->n; i++)
+	for (i = 0; i < gm->n; i++) {
 		munmap(gm->r[i].map_base, gm->r[i].map_len);
+		if (gm->r[i].fd >= 0)
+			close(gm->r[i].fd);
+	}
 	gm->n = 0;
 }
 

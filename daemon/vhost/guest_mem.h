@@ -13,10 +13,11 @@
 #include "vhost_user.h"
 
 struct guest_region {
-	uint64_t gpa, size, uva;
+	uint64_t gpa, size, uva, mmap_offset;
 	uint8_t *host;			/* gpa maps here */
 	void *map_base;			/* what munmap needs */
 	size_t map_len;
+	int fd;				/* a copy of its file's fd: a restart keeps it */
 };
 
 struct guest_mem {
@@ -27,7 +28,8 @@ struct guest_mem {
 /* Validate the table (no empty, wrapping or overlapping region) and map each
  * region from its fd, which must be sealed with F_SEAL_SHRINK and cover the
  * region (else a truncation would SIGBUS the daemon); the fds stay the
- * caller's. On error nothing is mapped, *gm is untouched and err says why. */
+ * caller's (each region keeps a copy, closed by guest_mem_unmap). On error
+ * nothing is mapped, *gm is untouched and err says why. */
 int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 		  const int *fds, unsigned int nfds, char *err, size_t errlen);
 void guest_mem_unmap(struct guest_mem *gm);

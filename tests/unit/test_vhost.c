@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "codec.h"
+#include "icrc.h"
 #include "log.h"
 #include "vdev.h"
 #include "vhost_backend.h"
@@ -869,6 +870,10 @@ static void test_fd_counts(void **state)
 	assert_int_equal(a->reply.payload.u64, 0);
 	assert_int_equal(a->v->vu.mem.n, 2);
 	assert_works(a);
+	/* the device keeps a copy of each region's fd (a restart stores them):
+	 * two now, one before */
+	assert_int_equal(count_fds(), before + 1);
+	before++;
 
 	/* KICK without NOFD and no fd; with NOFD and an fd. */
 	assert_refused(a, send_u64(a, VHOST_USER_SET_VRING_KICK, V1, 1));
@@ -916,7 +921,7 @@ static void test_fd_counts(void **state)
 	assert_int_equal(count_fds(), before + 3);	/* call, kick, mine */
 	close(mine);
 	vu_dev_disconnect(&a->v->vu);
-	assert_int_equal(count_fds(), before);
+	assert_int_equal(count_fds(), before - 2);	/* the regions' fds too */
 
 	handshake(a);
 	assert_works(a);
@@ -2966,6 +2971,282 @@ static int teardown_fx(void **state)
 	return 0;
 }
 
+/* ---- restarts that keep the device (docs/restart.md) ---- */
+
+/* The fds a saved device names, kept as systemd's store would (copies). */
+struct keeper {
+	struct { enum vdev_fd_kind kind; unsigned int index; int fd; } k[64];
+	unsigned int n;
+	enum vdev_fd_kind drop_kind;	/* with drop: one never kept */
+	bool drop;
+};
+
+static int keep_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index, int fd)
+{
+	struct keeper *kp = ctx;
+
+	assert_true(kp->n < ARRAY_SIZE(kp->k));
+	if (kp->drop && kind == kp->drop_kind) {
+		kp->drop = false;
+		return 0;
+	}
+	kp->k[kp->n].kind = kind;
+	kp->k[kp->n].index = index;
+	kp->k[kp->n++].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return 0;
+}
+
+static int take_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index)
+{
+	struct keeper *kp = ctx;
+	unsigned int i;
+	int fd;
+
+	for (i = 0; i < kp->n; i++)
+		if (kp->k[i].fd >= 0 && kp->k[i].kind == kind && kp->k[i].index == index) {
+			fd = kp->k[i].fd;
+			kp->k[i].fd = -1;
+			return fd;
+		}
+	return -ENOENT;
+}
+
+/* Close what nobody took; how many. */
+static unsigned int keeper_close(struct keeper *kp)
+{
+	unsigned int i, left = 0;
+
+	for (i = 0; i < kp->n; i++)
+		if (kp->k[i].fd >= 0) {
+			close(kp->k[i].fd);
+			left++;
+		}
+	kp->n = 0;
+	return left;
+}
+
+static struct vdev *fresh_vdev(const struct fx *f, const struct vrdma_vm_config *cfg)
+{
+	struct vdev *g = calloc(1, sizeof(*g));
+
+	assert_non_null(g);
+	assert_int_equal(vdev_init(g, cfg, f->v->vm_id, &f->v->port, &f->v->tx, NULL), 0);
+	return g;
+}
+
+/* f's device saved and restored into a new one, which replaces it as a
+ * restarted vrdmad's would: f, the front end, sees nothing. The new one
+ * saves to the same bytes. */
+static void restart_fx(struct fx *f, struct sbuf *saved)
+{
+	struct keeper kp = { .n = 0 }, kp2 = { .n = 0 };
+	struct sbuf again = { 0 };
+	struct vdev *g;
+	char why[200];
+	int err;
+
+	assert_int_equal(vdev_save(f->v, "vrdmad test", saved, keep_fd, &kp), 0);
+	g = fresh_vdev(f, &f->cfg);
+	err = vdev_restore(g, saved->p, saved->len, take_fd, &kp, why, sizeof(why));
+	if (err)
+		fail_msg("restore: %d: %s", err, why);
+	assert_int_equal(keeper_close(&kp), 0);		/* every fd taken */
+	vdev_free(f->v);
+	free(f->v);
+	close(f->sock[0]);
+	f->v = g;
+	f->sock[0] = g->vu.fd;
+	assert_int_equal(vdev_save(g, "vrdmad test", &again, keep_fd, &kp2), 0);
+	assert_int_equal(again.len, saved->len);
+	assert_memory_equal(again.p, saved->p, saved->len);
+	keeper_close(&kp2);
+	sb_free(&again);
+}
+
+/* A device with every kind of object, restarted: the front end goes on
+ * where it was. Its control queue answers on the same ring; the QP keeps
+ * its number, state and the WQEs it took (flushed into the CQ when it goes
+ * to ERR, in order, after a completion held for want of a CQ buffer); the
+ * MR, the window, the SRQ and its QP are there by their handles; an eventfd
+ * given before the restart is signalled after it. */
+static void test_restart_device(void **state)
+{
+	uint32_t pdn, cqn, k, qpn, mrn, lkey, mwn, rkey, srqn, sk, sqpn, sqk, len;
+	struct fx *f = slot_fx(&pdn, &cqn);
+	struct virtio_rdma_cmd_req_notify arm = { 0, htole32(VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION) };
+	struct virtio_rdma_qp_attr a;
+	struct sbuf saved = { 0 };
+	unsigned int fds;
+	int efd;
+
+	(void)state;
+	fill_big_list(f);
+	qpn = create_qp(f, pdn, cqn, &k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE |
+				       VIRTIO_IB_ACCESS_MW_BIND, &mrn, &lkey), VIRTIO_RDMA_OK);
+	assert_int_equal(alloc_mw(f, pdn, 2, &mwn, &rkey), VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq(f, pdn, 4, 0, &srqn, &sk), VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq_qp(f, pdn, cqn, cqn, VIRTIO_RDMA_CREATE_QP_SRQ, srqn, &sqpn,
+				       &sqk), VIRTIO_RDMA_OK);
+	post_recv_wqe(f, k, 0);
+	post_recv_wqe(f, k, 1);
+	post_send_wqe(f, k, 0);		/* waits for the wire, which never has room */
+	efd = call_fd(f, VIRTIO_RDMA_CQ_VQ(cqn));
+	arm.cqn = htole32(cqn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_REQ_NOTIFY_CQ, &arm, sizeof(arm), NULL, 0, &len),
+			 VIRTIO_RDMA_OK);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.recv_wqes, 2);
+	assert_int_equal(f->v->stats.send_wqes, 1);
+	fds = count_fds();
+
+	restart_fx(f, &saved);
+	assert_int_equal(count_fds(), fds);
+	assert_works(f);
+	/* to ERR: the three WQEs taken before the restart come back flushed */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_ERR;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE, &a);
+	poll_dev(f);
+	assert_int_equal(le64toh(cqe_at(f, cqn, 0).wr_id), 0x5e00);
+	assert_int_equal(le64toh(cqe_at(f, cqn, 1).wr_id), 0x4e00);
+	assert_int_equal(le64toh(cqe_at(f, cqn, 2).wr_id), 0x4e01);
+	assert_int_equal(cqe_at(f, cqn, 0).status, ENG_WC_WR_FLUSH_ERR	/* ib_wc_status */);
+	assert_int_equal(le32toh(cqe_at(f, cqn, 2).qp_num), qpn);
+	assert_true(signalled(efd) >= 1);	/* armed before, signalled after */
+	/* the objects by their handles */
+	assert_int_equal(dealloc_mw(f, mwn), VIRTIO_RDMA_OK);
+	assert_int_equal(dereg(f, mrn), VIRTIO_RDMA_OK);
+	destroy(f, VIRTIO_CMD_DESTROY_QP, sqpn);
+	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	assert_works(f);
+	close(efd);
+	sb_free(&saved);
+	fx_free(f);
+}
+
+/* The state's CRC made right again after an edit. */
+static void recrc(uint8_t *p, size_t len)
+{
+	uint32_t c = roce_crc32(0, p, len - 4);
+
+	for (unsigned int i = 0; i < 4; i++)
+		p[len - 4 + i] = (uint8_t)(c >> (8 * i));
+}
+
+/* Restore p into a fresh device for cfg with the fds of kp: the error
+ * (with why), and no fd left behind on a refusal. */
+static int try_restore(struct fx *f, const struct vrdma_vm_config *cfg, const uint8_t *p,
+		       size_t len, struct keeper *kp, char *why, size_t whylen)
+{
+	struct vdev *g = fresh_vdev(f, cfg);
+	int err = vdev_restore(g, p, len, take_fd, kp, why, whylen), conn = g->vu.fd;
+
+	if (err) {
+		assert_int_equal(conn, -1);
+		assert_true(why[0] != 0);
+	}
+	vdev_free(g);
+	if (conn >= 0)
+		close(conn);
+	free(g);
+	keeper_close(kp);
+	return err;
+}
+
+/* What does not check out is refused with a reason and leaves a fresh
+ * device and no fd: cut short, damaged, another format, another VM, the
+ * VM's limits or the port's MTU changed, a missing fd, an MR page outside
+ * the VM's memory (CRC made right); every byte of the state changed (CRC
+ * made right) is refused or restores to a state that saves the same. */
+static void test_restore_device_refused(void **state)
+{
+	uint32_t pdn, cqn, k, qpn, mrn, lkey;
+	struct fx *f = slot_fx(&pdn, &cqn);
+	struct vrdma_vm_config other;
+	struct keeper kp = { .n = 0 };
+	struct sbuf saved = { 0 };
+	unsigned int fds, refused = 0;
+	uint8_t *copy;
+	char why[200];
+	size_t i;
+
+	(void)state;
+	fill_big_list(f);
+	qpn = create_qp(f, pdn, cqn, &k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	assert_int_equal(reg_mr_access(f, pdn, VIRTIO_IB_ACCESS_LOCAL_WRITE, &mrn, &lkey),
+			 VIRTIO_RDMA_OK);
+	post_recv_wqe(f, k, 0);
+	poll_dev(f);
+	fds = count_fds();
+	assert_int_equal(vdev_save(f->v, "vrdmad test", &saved, keep_fd, &kp), 0);
+	keeper_close(&kp);
+	copy = malloc(saved.len);
+	assert_non_null(copy);
+	/* each case with the fds as saved */
+#define REFUSED(cfg, p, n, want) do {						\
+		struct sbuf s_ = { 0 };						\
+		assert_int_equal(vdev_save(f->v, "vrdmad test", &s_, keep_fd, &kp), 0); \
+		sb_free(&s_);							\
+		assert_int_equal(try_restore(f, cfg, p, n, &kp, why, sizeof(why)), want); \
+		assert_int_equal(count_fds(), fds);				\
+	} while (0)
+	REFUSED(&f->cfg, saved.p, saved.len - 1, -EBADMSG);
+	assert_non_null(strstr(why, "cut short"));
+	memcpy(copy, saved.p, saved.len);
+	copy[saved.len / 2] ^= 1;
+	REFUSED(&f->cfg, copy, saved.len, -EBADMSG);
+	assert_non_null(strstr(why, "CRC"));
+	memcpy(copy, saved.p, saved.len);
+	copy[8] = 2;	/* format 2 */
+	recrc(copy, saved.len);
+	REFUSED(&f->cfg, copy, saved.len, -EPROTONOSUPPORT);
+	other = f->cfg;
+	snprintf(other.name, sizeof(other.name), "vm-b");
+	REFUSED(&other, saved.p, saved.len, -EINVAL);
+	other = f->cfg;
+	other.max_qp = MAX_QP * 2;
+	REFUSED(&other, saved.p, saved.len, -ERANGE);
+	assert_non_null(strstr(why, "max_qp"));
+	/* a kick fd the store lost */
+	kp.drop = true;
+	kp.drop_kind = VDEV_FD_MEM;
+	REFUSED(&f->cfg, saved.p, saved.len, -ENOENT);
+	assert_non_null(strstr(why, "memory fd"));
+	/* the MR's first page moved outside the VM's memory */
+	memcpy(copy, saved.p, saved.len);
+	for (i = 0; i + 8 <= saved.len; i++)	/* the list's first entry, as saved */
+		if (!memcmp(copy + i, f->mem + BIG_OFF, 8))
+			break;
+	assert_true(i + 8 <= saved.len);
+	memcpy(copy + i, &(uint64_t){ htole64(gpa(MEM_SIZE)) }, 8);
+	recrc(copy, saved.len);
+	REFUSED(&f->cfg, copy, saved.len, -EBADMSG);
+	assert_non_null(strstr(why, "page 0"));
+	/* every byte */
+	for (i = 16; i + 4 < saved.len; i++) {
+		struct sbuf s_ = { 0 };
+		int err;
+
+		memcpy(copy, saved.p, saved.len);
+		copy[i] ^= 0x5a;
+		recrc(copy, saved.len);
+		assert_int_equal(vdev_save(f->v, "vrdmad test", &s_, keep_fd, &kp), 0);
+		sb_free(&s_);
+		err = try_restore(f, &f->cfg, copy, saved.len, &kp, why, sizeof(why));
+		refused += err != 0;
+		assert_int_equal(count_fds(), fds);
+	}
+	assert_true(refused > saved.len / 8);
+	free(copy);
+	sb_free(&saved);
+	assert_works(f);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3001,6 +3282,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
 		cmocka_unit_test_teardown(test_mw_commands, teardown_fx),
+		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
+		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};
 
 	return cmocka_run_group_tests(tests, setup_log, NULL);
