@@ -175,7 +175,7 @@ static void print_status(json_object *d)
 {
 	json_object *port = get(d, "port"), *arr;
 	char buf[1024];
-	size_t i;
+	size_t i, n;
 
 	printf("vrdmad %s, pid %s, up %ss, config %s\n", str(d, "version"), str(d, "pid"),
 	       str(d, "uptime_s"), str(d, "config"));
@@ -211,6 +211,13 @@ static void print_status(json_object *d)
 	}
 	if (!i)
 		printf("(no VMs)\n");
+	/* after a restart: which VMs the last vrdmad's state brought back */
+	for (i = 0, n = 0; i < json_object_array_length(arr); i++) {
+		json_object *vm = json_object_array_get_idx(arr, i);
+
+		if (strcmp(str(vm, "start"), "new"))
+			printf("%s%-16s %s\n", n++ ? "" : "\n", str(vm, "name"), str(vm, "start"));
+	}
 }
 
 static void print_counters(json_object *o, int indent)

@@ -33,6 +33,8 @@ struct vm {
 	struct vdev *dev;		/* its device, from before it is published
 					 * until it is removed */
 	struct vm_conn *conn;		/* its socket, while it listens */
+	char start[320];		/* how its device started: new, or restored */
+	uint64_t gap_ns;		/* restored: since the last vrdmad saved it */
 	struct vm_rx_count rx[VRDMA_CONF_MAX_WORKERS];	/* by worker id */
 };
 

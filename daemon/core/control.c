@@ -163,6 +163,7 @@ static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, ch
 		json_object_object_add(vm, "gids", gids);
 		json_object_object_add(vm, "max_cq", json_object_new_int(vc->max_cq));
 		json_object_object_add(vm, "max_qp", json_object_new_int(vc->max_qp));
+		json_object_object_add(vm, "start", json_object_new_string(v->start));
 		json_object_array_add(arr, vm);
 	}
 	json_object_object_add(o, "vms", arr);

@@ -7,6 +7,7 @@
 #include <systemd/sd-event.h>
 
 #include "config.h"
+#include "fdstore.h"
 #include "vm.h"
 #include "worker.h"
 #include "vdev.h"
@@ -29,6 +30,8 @@ struct vrdmad {
 	uint64_t start_ns;
 	uint64_t watchdog_usec;		/* 0: systemd does not watch us */
 	uint64_t watchdog_missed;	/* pings withheld: a worker was stuck */
+	struct fdstore fds;		/* systemd's store: restarts that keep state */
+	bool stopping;			/* SIGTERM: keep the VMs' state for the next vrdmad */
 };
 
 /* True when every worker looped recently: the watchdog is pinged only then. */

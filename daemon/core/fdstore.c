@@ -210,6 +210,17 @@ unsigned int fdstore_drop_rest(struct fdstore *s)
 	return n;
 }
 
+unsigned int fdstore_clear(struct fdstore *s)
+{
+	unsigned int n = fdstore_drop_rest(s);
+
+	while (s->n) {
+		notify("FDSTOREREMOVE=1", s->e[0].name, NULL);
+		forget(s, &s->e[0]);
+	}
+	return n;
+}
+
 void fdstore_free(struct fdstore *s)
 {
 	unsigned int i;

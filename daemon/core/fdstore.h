@@ -62,6 +62,10 @@ int fdstore_remove(struct fdstore *s, const char *name);
  * store; returns how many. */
 unsigned int fdstore_drop_rest(struct fdstore *s);
 
+/* The store lets go of every name (fdstore_drop_rest, then the names of
+ * the fds taken and put); returns how many fds nobody took. */
+unsigned int fdstore_clear(struct fdstore *s);
+
 void fdstore_free(struct fdstore *s);
 
 #endif

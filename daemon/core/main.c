@@ -14,6 +14,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "restart.h"
 #include "vm_admin.h"
 #include "vm_server.h"
 
@@ -65,7 +66,10 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
 
 static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	(void)userdata;
+	struct vrdmad *d = userdata;
+
+	/* SIGTERM: systemctl stop or restart; only the store knows which */
+	d->stopping = si->ssi_signo == SIGTERM;
 	log_info("signal %s: shutting down", strsignal(si->ssi_signo));
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
@@ -185,6 +189,7 @@ static int run(struct vrdmad *d)
 	signal(SIGPIPE, SIG_IGN);
 
 	d->start_ns = mono_ns();
+	restart_load(d);
 	err = sd_event_new(&d->event);
 	if (err < 0)
 		return err;
@@ -216,6 +221,7 @@ static int run(struct vrdmad *d)
 	if (err)
 		goto free_workers;
 	err = add_config_vms(d);
+	restart_settle(d);
 	if (err)
 		goto remove_vms;
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
@@ -236,6 +242,8 @@ static int run(struct vrdmad *d)
 	log_info("ready: %u VM(s), control socket %s", d->vms.n_vms, d->cfg.control_socket);
 	err = sd_event_loop(d->event);
 	sd_notify(0, "STOPPING=1");
+	if (d->stopping)
+		restart_save(d);
 
 remove_vms:
 	remove_vms(d);
@@ -254,6 +262,7 @@ free_vms:
 	vm_table_free(&d->vms);
 unref_event:
 	d->event = sd_event_unref(d->event);
+	fdstore_free(&d->fds);
 	return err < 0 ? err : 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "restart.h"
 #include "vm_admin.h"
 #include "vm_server.h"
 
@@ -109,6 +110,7 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 	char gids[512];
 	struct worker *w;
 	struct vdev *v;
+	bool restored;
 	int id, ret;
 
 	ret = vm_table_check(&d->vms, vc, d->cfg.control_socket, err, errlen);
@@ -135,10 +137,18 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 		snprintf(err, errlen, "cannot create its device: %s", strerror(-ret));
 		goto free_vdev;
 	}
+	/* The last vrdmad's device, if it left one for us. */
+	snprintf(d->vms.vms[id].start, sizeof(d->vms.vms[id].start), "new");
+	restored = !runtime && restart_restore_vm(d, &d->vms.vms[id], v);
 	/* Connections are accepted on this thread, so none before we return;
 	 * the workers see the device once change_table() publishes it. */
 	d->vms.vms[id].dev = v;
 	ret = vm_server_listen(d, id, err, errlen);
+	if (!ret && restored) {
+		ret = vm_server_adopt(d, id, err, errlen);
+		if (ret)
+			vm_server_unlisten(d, id, "its connection could not be watched");
+	}
 	if (ret)
 		goto free_device;
 	ret = change_table(d, id, v, true, err, errlen);
@@ -147,11 +157,13 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 		return ret;
 	}
 	join_gids(vc, gids, sizeof(gids));
-	log_info("vm %s: added%s: GIDs %s, socket %s", vc->name, runtime ? " by vrdmactl" : "",
-		 gids, vc->socket);
+	log_info("vm %s: added%s: GIDs %s, socket %s%s", vc->name, runtime ? " by vrdmactl" : "",
+		 gids, vc->socket, restored ? ", connected as before the restart" : "");
 	return 0;
 
 free_device:
+	if (v->vu.fd >= 0)	/* restored, never served */
+		close(v->vu.fd);
 	vdev_free(v);
 free_vdev:
 	free(v);

@@ -264,6 +264,20 @@ int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen)
 	return 0;
 }
 
+int vm_server_adopt(struct vrdmad *d, uint32_t id, char *err, size_t errlen)
+{
+	struct vm_conn *c = d->vms.vms[id].conn;
+	int fd = d->vms.vms[id].dev->vu.fd, ret;
+
+	ret = sd_event_add_io(d->event, &c->conn_src, fd, EPOLLIN, on_message, c);
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot watch its connection: %s", strerror(-ret));
+		return ret;
+	}
+	c->connections++;
+	return 0;
+}
+
 void vm_server_unlisten(struct vrdmad *d, uint32_t id, const char *why)
 {
 	struct vm *vm = &d->vms.vms[id];

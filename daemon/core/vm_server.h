@@ -16,6 +16,9 @@ int vm_server_watch_broken(struct vrdmad *d);
 void vm_server_unwatch_broken(struct vrdmad *d);
 /* Listen on VM id's socket (its device exists); on error err says why. */
 int vm_server_listen(struct vrdmad *d, uint32_t id, char *err, size_t errlen);
+/* Serve the connection its device has already (restored from the last
+ * vrdmad's state); on error err says why. */
+int vm_server_adopt(struct vrdmad *d, uint32_t id, char *err, size_t errlen);
 /* Drop its connection, close and remove its socket. */
 void vm_server_unlisten(struct vrdmad *d, uint32_t id, const char *why);
 

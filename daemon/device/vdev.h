@@ -87,6 +87,7 @@ struct vdev {
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
 	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
 	bool broken;
+	bool frozen;				/* saved for the next vrdmad: nothing changes it */
 	struct vdev_stats stats;
 	uint8_t wqe_buf[VDEV_MAX_WQE];		/* a stable copy of one WQE */
 };
@@ -118,11 +119,17 @@ typedef int (*vdev_keep_fd_fn)(void *ctx, enum vdev_fd_kind kind, unsigned int i
 /* The fd kept under kind and index, now the device's, or a negative errno. */
 typedef int (*vdev_take_fd_fn)(void *ctx, enum vdev_fd_kind kind, unsigned int index);
 
+/* Who saved a state, and when (CLOCK_MONOTONIC: one boot, one clock). */
+struct vdev_state_info {
+	char writer[VDEV_WRITER_MAX + 1];	/* "vrdmad VERSION" */
+	uint64_t saved_ns;
+};
+
 /* Append v's whole state to b (its worker quiesced), each fd it holds given
  * to keep first. 0; -ENOTCONN for a device not worth keeping (no
  * connection, or broken); keep's error; -ENOMEM. */
-int vdev_save(struct vdev *v, const char *writer, struct sbuf *b, vdev_keep_fd_fn keep,
-	      void *ctx);
+int vdev_save(struct vdev *v, const struct vdev_state_info *info, struct sbuf *b,
+	      vdev_keep_fd_fn keep, void *ctx);
 /* Rebuild a fresh device (vdev_init, no connection) from a state and the
  * fds take gives: connected again as it was, its objects with their names.
  * 0, or an error with why set, and then v is fresh again, every fd it took
@@ -130,12 +137,12 @@ int vdev_save(struct vdev *v, const char *writer, struct sbuf *b, vdev_keep_fd_f
  * -ERANGE (the VM's limits, addresses or the port's MTU changed), -EINVAL
  * (another VM's), a missing fd's error, -ENOMEM. */
 int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn take, void *ctx,
-		 char *why, size_t whylen);
+		 struct vdev_state_info *info, char *why, size_t whylen);
 
 /* The device is connected and usable. */
 static inline bool vdev_live(const struct vdev *v)
 {
-	return v->vu.fd >= 0 && !v->broken;
+	return v->vu.fd >= 0 && !v->broken && !v->frozen;
 }
 
 #endif

@@ -26,7 +26,7 @@
 #include "virtq.h"
 
 #define MAGIC		"vrdmast"	/* and its NUL: 8 bytes */
-#define HDR_LEN		(8 + 4 + 4 + VDEV_WRITER_MAX + VRDMA_CONF_NAME_MAX + 1 + 5 * 4)
+#define HDR_LEN		(8 + 4 + 4 + VDEV_WRITER_MAX + 8 + VRDMA_CONF_NAME_MAX + 1 + 5 * 4)
 #define FD_KICK_BIT	1
 #define FD_CALL_BIT	2
 #define FD_ERR_BIT	4
@@ -173,8 +173,8 @@ static void regions_by_file(const struct guest_mem *gm, uint8_t *same_as)
 	}
 }
 
-int vdev_save(struct vdev *v, const char *writer, struct sbuf *b, vdev_keep_fd_fn keep,
-	      void *ctx)
+int vdev_save(struct vdev *v, const struct vdev_state_info *info, struct sbuf *b,
+	      vdev_keep_fd_fn keep, void *ctx)
 {
 	uint8_t same_as[VHOST_USER_MEM_REGIONS] = { 0 };
 	char w[VDEV_WRITER_MAX] = { 0 }, name[VRDMA_CONF_NAME_MAX + 1] = { 0 };
@@ -203,12 +203,13 @@ int vdev_save(struct vdev *v, const char *writer, struct sbuf *b, vdev_keep_fd_f
 	if (err)
 		return err;
 
-	snprintf(w, sizeof(w), "%s", writer);
+	memcpy(w, info->writer, strnlen(info->writer, sizeof(w)));
 	snprintf(name, sizeof(name), "%s", v->cfg->name);
 	sb_bytes(b, MAGIC, 8);
 	sb_u32(b, VDEV_STATE_FORMAT);
 	sb_u32(b, 0);			/* the whole length, set below */
 	sb_bytes(b, w, sizeof(w));
+	sb_u64(b, info->saved_ns);
 	sb_bytes(b, name, sizeof(name));
 	sb_u32(b, v->max_qp);
 	sb_u32(b, v->max_cq);
@@ -265,7 +266,7 @@ static uint32_t get_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int check_header(struct restore *rs, struct srd *r)
+static int check_header(struct restore *rs, struct srd *r, struct vdev_state_info *info)
 {
 	struct vdev *v = rs->v;
 	char magic[8], w[VDEV_WRITER_MAX + 1] = { 0 }, name[VRDMA_CONF_NAME_MAX + 2] = { 0 };
@@ -277,7 +278,9 @@ static int check_header(struct restore *rs, struct srd *r)
 	format = sr_u32(r);
 	len = sr_u32(r);
 	sr_bytes(r, w, VDEV_WRITER_MAX);
+	info->saved_ns = sr_u64(r);
 	sr_bytes(r, name, VRDMA_CONF_NAME_MAX + 1);
+	memcpy(info->writer, w, sizeof(info->writer));
 	q = sr_u32(r);
 	c = sr_u32(r);
 	m = sr_u32(r);
@@ -620,7 +623,7 @@ static int load_records(struct restore *rs, struct srd *r)
 }
 
 int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn take_fd,
-		 void *ctx, char *why, size_t whylen)
+		 void *ctx, struct vdev_state_info *info, char *why, size_t whylen)
 {
 	struct restore rs = { v, take_fd, ctx, why, whylen };
 	struct srd r = { .p = p, .len = len };
@@ -630,7 +633,8 @@ int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn t
 	why[0] = 0;
 	if (v->vu.fd >= 0)
 		return refuse(&rs, -EBUSY, "the device is connected");
-	err = check_header(&rs, &r);
+	memset(info, 0, sizeof(*info));
+	err = check_header(&rs, &r, info);
 	if (!err)
 		err = take(&rs, VDEV_FD_CONN, 0, &v->vu.fd);
 	if (!err)

@@ -434,6 +434,41 @@ pingpong() {
 }
 check "vrdma-pingpong between its VMs alpha and beta (RC, 100 iters)" pingpong
 
+# systemctl restart every 2 s under a data-checked ping-pong: the store
+# keeps both VMs' connections and state, the ping-pong never sees it (a
+# lost connection would end it), the journal says each VM was restored.
+restart_under_pingpong() {
+	local i n0 n1 gaps
+	n0=$(ct journalctl -u vrdmad -o cat | grep -c 'restored as vrdmad' || true)
+	# shellcheck disable=SC2016
+	ct sh -c 'vrdma-pingpong -d /run/vrdmad/alpha.sock -g 0 -s 4096 -n 600000 -c -e > /tmp/rp-server.log 2>&1 &
+		echo $! > /tmp/rp-server.pid
+		sleep 0.3
+		vrdma-pingpong -d /run/vrdmad/beta.sock -g 0 -s 4096 -n 600000 -c -e 127.0.0.1 > /tmp/rp-client.log 2>&1 &
+		echo $! > /tmp/rp-client.pid'
+	for i in 1 2 3; do
+		sleep 2
+		# shellcheck disable=SC2016
+		ct sh -c 'kill -0 $(cat /tmp/rp-client.pid)' ||
+			why "the ping-pong ended before restart $i: $(ct cat /tmp/rp-client.log)"
+		ct systemctl restart vrdmad || why "systemctl restart $i failed"
+	done
+	# shellcheck disable=SC2016
+	ct sh -c 'while kill -0 $(cat /tmp/rp-client.pid) 2> /dev/null; do sleep 0.2; done
+		grep -q "^4915200000 bytes in" /tmp/rp-client.log &&
+		grep -q "^4915200000 bytes in" /tmp/rp-server.log' ||
+		why "the ping-pong did not outlive the restarts: $(ct cat /tmp/rp-client.log /tmp/rp-server.log)"
+	n1=$(ct journalctl -u vrdmad -o cat | grep -c 'restored as vrdmad' || true)
+	[ "$((n1 - n0))" = 6 ] || why "$((n1 - n0)) VM(s) restored in 3 restarts, not 6"
+	gaps=$(ct journalctl -u vrdmad -o cat | sed -n 's/.*restored as vrdmad [^ ]* left it \([0-9.]*\) ms ago/\1/p' |
+		tail -n 6 | tr '\n' ' ')
+	echo "      gaps (ms, saved to restored): $gaps" >&2
+	ct journalctl -u vrdmad -o cat | grep 'fd(s) handed over' | tail -n 3 | sed 's/^/      /' >&2
+	[ "$(ct systemctl is-active vrdmad)" = active ] || why "vrdmad is $(ct systemctl is-active vrdmad)"
+}
+check "systemctl restart x3 under a data-checked RC ping-pong: both VMs restored" \
+	restart_under_pingpong
+
 ct systemctl stop vrdmad || true
 echo "nspawn: $((NTEST - NFAIL)) passed, $NFAIL failed"
 [ "$NFAIL" = 0 ]

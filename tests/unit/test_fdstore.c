@@ -310,6 +310,36 @@ static void test_remove(void **state)
 	close(a);
 }
 
+/* 10: clear lets go of every name: those taken and put as well as those
+ * nobody took (closed) */
+static void test_clear(void **state)
+{
+	char *names[] = { "vm.alpha.conn", "vm.alpha.state" };
+	struct fdstore s = { 0 };
+	int a = eventfd(0, EFD_CLOEXEC), b = eventfd(0, EFD_CLOEXEC), fd;
+
+	(void)state;
+	assert_int_equal(dup2(a, 520), 520);
+	assert_int_equal(dup2(a, 521), 521);
+	assert_int_equal(fdstore_load_from(&s, 520, 2, names), 0);
+	fd = fdstore_take(&s, "vm.alpha.conn");
+	assert_int_equal(fd, 520);
+	assert_int_equal(fdstore_put(&s, "vm.beta.kick.0", b, NULL), 0);
+	expect_msg("FDSTORE=1\nFDNAME=vm.beta.kick.0", b);
+	assert_int_equal(fdstore_clear(&s), 1);
+	expect_msg("FDSTOREREMOVE=1\nFDNAME=vm.alpha.state", -1);
+	expect_msg(NULL, -1);
+	expect_msg(NULL, -1);
+	expect_none();
+	assert_int_equal(s.n, 0);
+	assert_int_equal(fcntl(521, F_GETFD), -1);	/* nobody took it */
+	assert_true(fcntl(520, F_GETFD) >= 0);		/* taken: ours */
+	close(520);
+	fdstore_free(&s);
+	close(a);
+	close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +352,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_load_take_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_load_unnamed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clear, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3025,6 +3025,8 @@ static unsigned int keeper_close(struct keeper *kp)
 	return left;
 }
 
+static const struct vdev_state_info test_info = { "vrdmad test", 123456789 };
+
 static struct vdev *fresh_vdev(const struct fx *f, const struct vrdma_vm_config *cfg)
 {
 	struct vdev *g = calloc(1, sizeof(*g));
@@ -3041,22 +3043,25 @@ static void restart_fx(struct fx *f, struct sbuf *saved)
 {
 	struct keeper kp = { .n = 0 }, kp2 = { .n = 0 };
 	struct sbuf again = { 0 };
+	struct vdev_state_info info;
 	struct vdev *g;
 	char why[200];
 	int err;
 
-	assert_int_equal(vdev_save(f->v, "vrdmad test", saved, keep_fd, &kp), 0);
+	assert_int_equal(vdev_save(f->v, &test_info, saved, keep_fd, &kp), 0);
 	g = fresh_vdev(f, &f->cfg);
-	err = vdev_restore(g, saved->p, saved->len, take_fd, &kp, why, sizeof(why));
+	err = vdev_restore(g, saved->p, saved->len, take_fd, &kp, &info, why, sizeof(why));
 	if (err)
 		fail_msg("restore: %d: %s", err, why);
 	assert_int_equal(keeper_close(&kp), 0);		/* every fd taken */
+	assert_string_equal(info.writer, test_info.writer);
+	assert_int_equal(info.saved_ns, test_info.saved_ns);
 	vdev_free(f->v);
 	free(f->v);
 	close(f->sock[0]);
 	f->v = g;
 	f->sock[0] = g->vu.fd;
-	assert_int_equal(vdev_save(g, "vrdmad test", &again, keep_fd, &kp2), 0);
+	assert_int_equal(vdev_save(g, &test_info, &again, keep_fd, &kp2), 0);
 	assert_int_equal(again.len, saved->len);
 	assert_memory_equal(again.p, saved->p, saved->len);
 	keeper_close(&kp2);
@@ -3142,7 +3147,8 @@ static int try_restore(struct fx *f, const struct vrdma_vm_config *cfg, const ui
 		       size_t len, struct keeper *kp, char *why, size_t whylen)
 {
 	struct vdev *g = fresh_vdev(f, cfg);
-	int err = vdev_restore(g, p, len, take_fd, kp, why, whylen), conn = g->vu.fd;
+	struct vdev_state_info info;
+	int err = vdev_restore(g, p, len, take_fd, kp, &info, why, whylen), conn = g->vu.fd;
 
 	if (err) {
 		assert_int_equal(conn, -1);
@@ -3182,14 +3188,14 @@ static void test_restore_device_refused(void **state)
 	post_recv_wqe(f, k, 0);
 	poll_dev(f);
 	fds = count_fds();
-	assert_int_equal(vdev_save(f->v, "vrdmad test", &saved, keep_fd, &kp), 0);
+	assert_int_equal(vdev_save(f->v, &test_info, &saved, keep_fd, &kp), 0);
 	keeper_close(&kp);
 	copy = malloc(saved.len);
 	assert_non_null(copy);
 	/* each case with the fds as saved */
 #define REFUSED(cfg, p, n, want) do {						\
 		struct sbuf s_ = { 0 };						\
-		assert_int_equal(vdev_save(f->v, "vrdmad test", &s_, keep_fd, &kp), 0); \
+		assert_int_equal(vdev_save(f->v, &test_info, &s_, keep_fd, &kp), 0); \
 		sb_free(&s_);							\
 		assert_int_equal(try_restore(f, cfg, p, n, &kp, why, sizeof(why)), want); \
 		assert_int_equal(count_fds(), fds);				\
@@ -3234,7 +3240,7 @@ static void test_restore_device_refused(void **state)
 		memcpy(copy, saved.p, saved.len);
 		copy[i] ^= 0x5a;
 		recrc(copy, saved.len);
-		assert_int_equal(vdev_save(f->v, "vrdmad test", &s_, keep_fd, &kp), 0);
+		assert_int_equal(vdev_save(f->v, &test_info, &s_, keep_fd, &kp), 0);
 		sb_free(&s_);
 		err = try_restore(f, &f->cfg, copy, saved.len, &kp, why, sizeof(why));
 		refused += err != 0;

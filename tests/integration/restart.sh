@@ -1,0 +1,133 @@
+#!/bin/bash
+# Restarts that keep every VM's RDMA state (docs/restart.md, level 2), under
+# fdstore.py, a stand-in for systemd's fd store (tests/systemd/nspawn.sh
+# runs the real one): vrdmad restarted every few seconds under a
+# data-checked RC ping-pong between two VMs (libvrdma front ends, which
+# never reconnect: one lost connection ends the run), with the gap of each
+# restart measured; then a crash while saving, a plain crash, and a stop.
+#
+#   netns vrA-ID                                            netns vrB-ID
+#   +--------------------------------------------------+    +-----------+
+#   | fdstore.py (notify socket, fd store) -> vrdmad    |    | vB-ID     |
+#   |   on vA-ID (XDP), vm alpha .11, vm beta .12       |<-->| 10.207.0.2|
+#   |   vrdma-pingpong -c server (alpha) <-> client (beta)|  +-----------+
+#   +--------------------------------------------------+
+set -e
+source "$(dirname "$0")/../lib.sh"
+need_pingpong
+
+ROUNDS=${RESTART_ROUNDS:-6}
+setup_pair "10.207.0.1/24" "10.207.0.2/24"
+CONF=$(write_conf "" "$(vm_section alpha 10.207.0.11)
+$(vm_section beta 10.207.0.12)" restart.conf)
+MLOG=$TMP/manager.log
+DLOG=$TMP/vrdmad.log
+: > "$MLOG"
+
+echo "restart: vrdmad restarted under a ping-pong, its state kept ($NSA)"
+
+# The manager reads its commands from a FIFO (opened read-write: no wait).
+mkfifo "$TMP/mgr.in"
+exec 7<> "$TMP/mgr.in"
+ip netns exec "$NSA" "$PY" "$HERE/integration/fdstore.py" "$MLOG" 1024 -- \
+	"$VRDMAD" -c "$CONF" < "$TMP/mgr.in" >> "$DLOG" 2>&1 &
+MPID=$!
+DAEMON_PIDS+=("$MPID")
+
+# manager CMD: send it, wait for the next "start" (or "done") line; sets
+# LAST to the log's lines since.
+manager() {
+	local before n
+	before=$(wc -l < "$MLOG")
+	echo "$1" >&7
+	for n in $(seq 300); do
+		LAST=$(tail -n +"$((before + 1))" "$MLOG")
+		grep -qE '^(start|done)' <<< "$LAST" && return 0
+		sleep 0.1
+	done
+	echo "the manager did not answer '$1'; its log:" >&2
+	cat "$MLOG" >&2
+	return 1
+}
+
+# until the control socket answers
+up() {
+	local i
+	for i in $(seq 100); do ctl status > /dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+check "vrdmad runs under the stand-in manager" up
+
+PORT=18517
+SIZE=4096
+ITERS=${RESTART_ITERS:-300000}
+ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p "$PORT" -s "$SIZE" \
+	-n "$ITERS" -c -e > "$TMP/pp.srv" 2> "$TMP/pp.srv.err" &
+PSRV=$!
+wait_listen "$NSA" "$PORT"
+ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p "$PORT" -s "$SIZE" \
+	-n "$ITERS" -c -e 127.0.0.1 > "$TMP/pp.cli" 2> "$TMP/pp.cli.err" &
+PCLI=$!
+
+# Restart while both run; each start must restore both VMs.
+gaps=() counts=() stops=()
+for r in $(seq "$ROUNDS"); do
+	sleep 1.5
+	kill -0 "$PCLI" 2>/dev/null || break
+	manager restart
+	up
+	counts+=("$(grep '^start' <<< "$LAST" | awk '{ print $3 }')")
+	stops+=("$(grep '^exit' <<< "$LAST" | awk '{ print $3 }')")
+done
+wait "$PSRV" && SRC=0 || SRC=$?
+wait "$PCLI" && CRC=0 || CRC=$?
+n=$(grep -c 'restored as vrdmad' "$DLOG" || true)
+mapfile -t gaps < <(sed -n 's/.*vm [a-z]*: restored as vrdmad [^ ]* left it \([0-9.]*\) ms ago/\1/p' "$DLOG")
+echo "  restarts: ${#counts[@]}; fds handed over each time: ${counts[*]}"
+echo "  SIGTERM to exit (ms): ${stops[*]}"
+echo "  gaps (ms, saved to restored, per VM): ${gaps[*]}"
+check "the ping-pong outlived $ROUNDS restarts (server $SRC, client $CRC)" \
+	test "$SRC" = 0 -a "$CRC" = 0 -a "${#counts[@]}" = "$ROUNDS"
+check "data checked: $ITERS iterations of $SIZE bytes" \
+	grep -qE "^$((SIZE * ITERS * 2)) bytes in" "$TMP/pp.cli"
+check "each restart restored both VMs ($n of $((2 * ROUNDS)))" test "$n" = $((2 * ROUNDS))
+check "the store holds as many fds after each restart" \
+	test "$(printf '%s\n' "${counts[@]}" | sort -u | wc -l)" = 1
+all_restored() {
+	ctl status --json | jq -e '[.vms[].start | startswith("restored")] | all' > /dev/null
+}
+check "status says each VM was restored" all_restored
+
+# A crash while saving, under a second ping-pong: alpha's fds and state
+# stored whole, the manager aborts vrdmad at beta's second fd: alpha is
+# restored, beta (fds without a state) starts anew, its fds closed.
+long_pingpong "$TMP/alpha.sock" "$TMP/beta.sock" $((PORT + 1))
+sleep 1
+na=$(grep '^start' "$MLOG" | tail -1 | tr ' ' '\n' | grep -c '^vm\.alpha\.' || true)
+mark=$(wc -l < "$DLOG")
+manager "abort-at $((na + 2))"
+up
+since() { tail -n +"$((mark + 1))" "$DLOG"; }
+aborted() { grep -q '^store '"$((na + 2))"'$' <<< "$LAST" && grep -q '^start' <<< "$LAST"; }
+check "aborted while saving (at beta's second fd: $((na + 2)) kept), it starts again" aborted
+check "aborted while saving: alpha, saved whole, is restored" \
+	bash -c "$(declare -f since); mark=$mark DLOG=$DLOG since | grep -q 'vm alpha: restored'"
+check "aborted while saving: beta, cut off, starts anew and its fds are closed" \
+	bash -c "$(declare -f since); mark=$mark DLOG=$DLOG since > $TMP/since.log;
+		! grep -q 'vm beta: restored' $TMP/since.log &&
+		grep -q 'closed [0-9]* fd(s) of the last vrdmad' $TMP/since.log"
+kill "$LSRV" "$LCLI" 2>/dev/null || true
+wait "$LSRV" "$LCLI" 2>/dev/null || true
+# A crash: nothing saved, nothing restored, the store empty.
+manager kill
+up
+check "after a crash every VM starts anew" \
+	test "$(ctl status --json | jq -r '[.vms[].start] | unique | join(",")')" = new
+check "after a crash the store is empty" grep -q '^start [0-9]* 0' <<< "$LAST"
+manager stop
+check "stop empties the store" grep -q '^store 0' <<< "$LAST"
+
+no_sanitizer_report() { ! grep -l "Sanitizer\|runtime error" "$DLOG" "$TMP"/pp.*; }
+check "no sanitizer report from vrdmad or vrdma-pingpong" no_sanitizer_report
+summary
