@@ -170,6 +170,53 @@ start_daemon() {
 	return $rc
 }
 
+# start_managed NS CONF: vrdmad in NS under fdstore.py, a stand-in for
+# systemd's fd store (docs/restart.md), which takes commands through
+# manager(); its log in DLOG, the manager's in MLOG; waits until the
+# control socket answers (ctl).
+start_managed() {
+	DLOG=$TMP/vrdmad.$NTEST.log
+	MLOG=$TMP/manager.log
+	: > "$MLOG"
+	rm -f "$TMP/mgr.in"
+	mkfifo "$TMP/mgr.in"
+	exec 7<> "$TMP/mgr.in"	# read-write: opening waits for no one
+	ip netns exec "$1" "$PY" "$HERE/integration/fdstore.py" "$MLOG" 65536 -- \
+		"$VRDMAD" -c "$2" < "$TMP/mgr.in" >> "$DLOG" 2>&1 &
+	DAEMON_PIDS+=("$!")
+	ctl_up
+}
+
+# ctl_up: until the control socket answers (10 s at most).
+ctl_up() {
+	local i
+	for i in $(seq 100); do ctl status > /dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+# manager CMD: a command for fdstore.py (restart, kill, abort-at N, stop);
+# waits for it to start vrdmad again (or end) and for the control socket;
+# LAST = the manager's lines since.
+manager() {
+	local before n
+	before=$(wc -l < "$MLOG")
+	echo "$1" >&7
+	for n in $(seq 300); do
+		LAST=$(tail -n +"$((before + 1))" "$MLOG")
+		if grep -q '^done' <<< "$LAST"; then return 0; fi
+		if grep -q '^start' <<< "$LAST"; then ctl_up; return; fi
+		sleep 0.1
+	done
+	echo "the manager did not answer '$1'; its log:" >&2
+	cat "$MLOG" >&2
+	return 1
+}
+
+# restore_gaps: each restore's gap in vrdmad's log (ms, from the save).
+restore_gaps() {
+	sed -n 's/.*vm [a-z0-9_-]*: restored as vrdmad [^ ]* left it \([0-9.]*\) ms ago/\1/p' "$DLOG"
+}
+
 # start_daemon_b CONF: a second vrdmad, in $NSB, controlled at $TMP/ctlB.sock
 # (ctlb); its pid and log in DPID_B, DLOG_B.
 start_daemon_b() {

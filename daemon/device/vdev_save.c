@@ -96,6 +96,9 @@ static void save_dev(const struct vdev *v, struct sbuf *b)
 	sb_u16(b, (uint16_t)n);
 	for (i = 0; i < n; i++)
 		sb_u64(b, st[i]);
+	sb_u8(b, (uint8_t)v->cfg->n_gids);	/* the addresses the host gave it */
+	for (i = 0; i < v->cfg->n_gids; i++)
+		sb_bytes(b, v->cfg->gids[i].raw, 16);
 	sb_rec_end(b, at);
 }
 
@@ -409,12 +412,20 @@ static int load_dev(struct restore *rs, struct srd *r)
 		if (i < max)
 			st[i] = x;
 	}
+	n = sr_u8(r);
 	if (r->err || v->cq_hi > v->max_cq || v->qp_hi > v->max_qp)
 		return refuse(rs, -EBADMSG, "its device record does not read");
-	/* the host's addresses: a VM given others starts afresh */
-	for (i = 0; i < v->cfg->n_gids && i < VIRTIO_RDMA_GID_TBL_LEN; i++)
-		if (!v->gid_valid[i] || memcmp(v->config.gid_tbl[i], v->cfg->gids[i].raw, 16))
+	/* the host's addresses for it: a VM given others starts afresh */
+	if (n != v->cfg->n_gids)
+		return refuse(rs, -ERANGE, "the VM's addresses changed (%u then, %u now)", n,
+			      v->cfg->n_gids);
+	for (i = 0; i < n; i++) {
+		uint8_t gid[16];
+
+		sr_bytes(r, gid, 16);
+		if (r->err || memcmp(gid, v->cfg->gids[i].raw, 16))
 			return refuse(rs, -ERANGE, "the VM's addresses changed");
+	}
 	return 0;
 }
 

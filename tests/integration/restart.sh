@@ -20,44 +20,8 @@ ROUNDS=${RESTART_ROUNDS:-6}
 setup_pair "10.207.0.1/24" "10.207.0.2/24"
 CONF=$(write_conf "" "$(vm_section alpha 10.207.0.11)
 $(vm_section beta 10.207.0.12)" restart.conf)
-MLOG=$TMP/manager.log
-DLOG=$TMP/vrdmad.log
-: > "$MLOG"
-
 echo "restart: vrdmad restarted under a ping-pong, its state kept ($NSA)"
-
-# The manager reads its commands from a FIFO (opened read-write: no wait).
-mkfifo "$TMP/mgr.in"
-exec 7<> "$TMP/mgr.in"
-ip netns exec "$NSA" "$PY" "$HERE/integration/fdstore.py" "$MLOG" 1024 -- \
-	"$VRDMAD" -c "$CONF" < "$TMP/mgr.in" >> "$DLOG" 2>&1 &
-MPID=$!
-DAEMON_PIDS+=("$MPID")
-
-# manager CMD: send it, wait for the next "start" (or "done") line; sets
-# LAST to the log's lines since.
-manager() {
-	local before n
-	before=$(wc -l < "$MLOG")
-	echo "$1" >&7
-	for n in $(seq 300); do
-		LAST=$(tail -n +"$((before + 1))" "$MLOG")
-		grep -qE '^(start|done)' <<< "$LAST" && return 0
-		sleep 0.1
-	done
-	echo "the manager did not answer '$1'; its log:" >&2
-	cat "$MLOG" >&2
-	return 1
-}
-
-# until the control socket answers
-up() {
-	local i
-	for i in $(seq 100); do ctl status > /dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
-
-check "vrdmad runs under the stand-in manager" up
+check "vrdmad runs under the stand-in manager" start_managed "$NSA" "$CONF"
 
 PORT=18517
 SIZE=4096
@@ -76,14 +40,13 @@ for r in $(seq "$ROUNDS"); do
 	sleep 1.5
 	kill -0 "$PCLI" 2>/dev/null || break
 	manager restart
-	up
 	counts+=("$(grep '^start' <<< "$LAST" | awk '{ print $3 }')")
 	stops+=("$(grep '^exit' <<< "$LAST" | awk '{ print $3 }')")
 done
 wait "$PSRV" && SRC=0 || SRC=$?
 wait "$PCLI" && CRC=0 || CRC=$?
 n=$(grep -c 'restored as vrdmad' "$DLOG" || true)
-mapfile -t gaps < <(sed -n 's/.*vm [a-z]*: restored as vrdmad [^ ]* left it \([0-9.]*\) ms ago/\1/p' "$DLOG")
+mapfile -t gaps < <(restore_gaps)
 echo "  restarts: ${#counts[@]}; fds handed over each time: ${counts[*]}"
 echo "  SIGTERM to exit (ms): ${stops[*]}"
 echo "  gaps (ms, saved to restored, per VM): ${gaps[*]}"
@@ -107,7 +70,6 @@ sleep 1
 na=$(grep '^start' "$MLOG" | tail -1 | tr ' ' '\n' | grep -c '^vm\.alpha\.' || true)
 mark=$(wc -l < "$DLOG")
 manager "abort-at $((na + 2))"
-up
 since() { tail -n +"$((mark + 1))" "$DLOG"; }
 aborted() { grep -q '^store '"$((na + 2))"'$' <<< "$LAST" && grep -q '^start' <<< "$LAST"; }
 check "aborted while saving (at beta's second fd: $((na + 2)) kept), it starts again" aborted
@@ -121,7 +83,6 @@ kill "$LSRV" "$LCLI" 2>/dev/null || true
 wait "$LSRV" "$LCLI" 2>/dev/null || true
 # A crash: nothing saved, nothing restored, the store empty.
 manager kill
-up
 check "after a crash every VM starts anew" \
 	test "$(ctl status --json | jq -r '[.vms[].start] | unique | join(",")')" = new
 check "after a crash the store is empty" grep -q '^start [0-9]* 0' <<< "$LAST"

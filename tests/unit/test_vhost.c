@@ -3164,7 +3164,7 @@ static int try_restore(struct fx *f, const struct vrdma_vm_config *cfg, const ui
 
 /* What does not check out is refused with a reason and leaves a fresh
  * device and no fd: cut short, damaged, another format, another VM, the
- * VM's limits or the port's MTU changed, a missing fd, an MR page outside
+ * VM's limits or addresses changed, a missing fd, an MR page outside
  * the VM's memory (CRC made right); every byte of the state changed (CRC
  * made right) is refused or restores to a state that saves the same. */
 static void test_restore_device_refused(void **state)
@@ -3217,6 +3217,10 @@ static void test_restore_device_refused(void **state)
 	other.max_qp = MAX_QP * 2;
 	REFUSED(&other, saved.p, saved.len, -ERANGE);
 	assert_non_null(strstr(why, "max_qp"));
+	other = f->cfg;
+	other.gids[0].raw[15] ^= 1;	/* the host gave it another address */
+	REFUSED(&other, saved.p, saved.len, -ERANGE);
+	assert_non_null(strstr(why, "addresses"));
 	/* a kick fd the store lost */
 	kp.drop = true;
 	kp.drop_kind = VDEV_FD_MEM;

@@ -69,7 +69,12 @@ mac = $VMMAC
 socket = $sock
 max_cq = ${VM_MAX_CQ:-8}
 max_qp = ${VM_MAX_QP:-8}" vm.conf)
-	start_daemon "$CONF"
+	# VM_MANAGED=1: under fdstore.py, systemd's fd store as restarts use it
+	if [ -n "${VM_MANAGED:-}" ]; then
+		start_managed "$NSA" "$CONF"
+	else
+		start_daemon "$CONF"
+	fi
 }
 
 # vm_boot NAME: the VM, whose boot is the script's first check (then its
