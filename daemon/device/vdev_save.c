@@ -587,10 +587,11 @@ static int load_records(struct restore *rs, struct srd *r)
 		/* the engine's records are read by the engine, in one go */
 		if (vhost && dev && !engine && r->off + 2 <= r->len &&
 		    (r->p[r->off] | r->p[r->off + 1] << 8) == ENG_REC_DEV) {
-			err = eng_dev_restore(v->eng, r, mr_of, v);
+			char ewhy[160];
+
+			err = eng_dev_restore(v->eng, r, mr_of, v, ewhy, sizeof(ewhy));
 			if (err)
-				return refuse(rs, err, "its engine state does not read (%s)",
-					      strerror(-err));
+				return refuse(rs, err, "its engine state does not read: %s", ewhy);
 			engine = true;
 			continue;
 		}

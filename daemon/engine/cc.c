@@ -253,7 +253,11 @@ void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 	if (eng_req_step(qp) > 0)
 		eng_count(qp, ENG_CNT_CC_PROBES);
 	qp->comp.probing = false;
-	qp->req = saved;
+	/* A probe whose WQE could not be sent (its MR gone) failed the QP and
+	 * flushed the send queue: that requester state stands, not the one
+	 * from before, whose WQEs are no longer there. */
+	if (qp->attr.qp_state != ENG_QPS_ERR)
+		qp->req = saved;
 	/* the packet being timed was not resent: its sample, however late
 	 * (a slow responder: that is what the probe timeout must learn), holds */
 	qp->comp.rtt_psn = rtt_psn;

@@ -8,6 +8,7 @@
  * check), and every reference must name an object restored before it.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,8 +96,8 @@ static void load_ah(struct eng_ah_attr *ah, struct srd *r)
 	ah->sl = sr_u8(r);
 	ah->port_num = sr_u8(r);
 	sr_bytes(r, ah->dmac, 6);
-	if (ah->sgid_index >= ENG_GID_TABLE_LEN || ah->flow_label > 0xfffff)
-		r->err = -EBADMSG;
+	/* nothing to check: a UD work request's vector is the guest's as it
+	 * gave it (eng_xmit refuses a GID index the table lacks) */
 }
 
 static void save_rwqe(const struct eng_rwqe *w, struct sbuf *b)
@@ -599,14 +600,14 @@ static int load_attr(struct eng_qp *qp, struct srd *r)
 	a->rnr_retry = sr_u8(r);
 	if (r->err)
 		return r->err;
+	/* (not the path MTU against the port's: eng_qp_mtu caps it) */
 	if (a->qp_state >= ENG_QPS_MAX || (a->path_mtu && !eng_mtu_bytes(a->path_mtu)) ||
-	    a->path_mtu > qp->dev->port_mtu || (a->rq_psn | a->sq_psn) > ROCE_PSN_MASK ||
-	    a->dest_qp_num > ROCE_QPN_MASK || a->qp_access_flags & ~ENG_ACCESS_ALL ||
-	    a->pkey_index || a->en_sqd_async_notify > 1 ||
+	    (a->rq_psn | a->sq_psn) > ROCE_PSN_MASK || a->dest_qp_num > ROCE_QPN_MASK ||
+	    a->qp_access_flags & ~ENG_ACCESS_ALL || a->pkey_index ||
+	    a->ah_attr.sgid_index >= ENG_GID_TABLE_LEN ||
 	    a->max_rd_atomic > ENG_MAX_RD_ATOMIC || a->max_dest_rd_atomic > ENG_MAX_RD_ATOMIC ||
 	    a->min_rnr_timer > 31 || a->port_num > 1 || a->timeout > 31 || a->retry_cnt > 7 ||
-	    a->rnr_retry > 7 || a->ah_attr.port_num > 1 ||
-	    (qp->init.qp_type == ENG_QPT_GSI && a->qkey != ENG_GSI_QKEY))
+	    a->rnr_retry > 7 || a->ah_attr.port_num > 1)
 		return -EBADMSG;
 	return 0;
 }
@@ -829,7 +830,23 @@ void eng_dev_save(const struct eng_dev *dev, struct sbuf *b)
 	sb_rec_end(b, sb_rec_begin(b, ENG_REC_END));
 }
 
-int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr_fn, void *ctx)
+static const char *rec_name(uint16_t type)
+{
+	switch (type) {
+	case ENG_REC_DEV: return "device";
+	case ENG_REC_PD: return "PD";
+	case ENG_REC_MR: return "MR";
+	case ENG_REC_CQ: return "CQ";
+	case ENG_REC_SRQ: return "SRQ";
+	case ENG_REC_QP: return "QP";
+	case ENG_REC_MW: return "window";
+	case ENG_REC_END: return "end";
+	default: return "unknown";
+	}
+}
+
+int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr_fn, void *ctx,
+		    char *why, size_t whylen)
 {
 	struct eng_name as;
 	struct srd body;
@@ -838,12 +855,16 @@ int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr_fn,
 	struct eng_pd *pd;
 	int err, k;
 
-	if (dev->pds.used || dev->cqs.used || dev->qps.used)
+	if (dev->pds.used || dev->cqs.used || dev->qps.used) {
+		snprintf(why, whylen, "the engine has objects already");
 		return -EBUSY;
+	}
 	for (;;) {
 		k = sr_rec(r, &type, &body);
 		if (k <= 0) {
 			err = k ? k : -EBADMSG;		/* no end record */
+			snprintf(why, whylen, "%s at byte %zu", k ? "a record cut short" : "no end",
+				 r->off);
 			break;
 		}
 		if (!started && type != ENG_REC_DEV) {
@@ -887,8 +908,12 @@ int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr_fn,
 		}
 		if (!err)
 			err = sr_done(&body);
-		if (err)
+		if (err) {
+			/* where a field read was refused (or the record's end) */
+			snprintf(why, whylen, "%s record (%#x) at byte %zu of %zu: %s",
+				 rec_name(type), type, body.off, body.len, strerror(-err));
 			break;
+		}
 	}
 	eng_dev_clear(dev);
 	return err;

@@ -84,9 +84,11 @@ typedef int (*eng_restore_mr_fn)(void *ctx, uint32_t handle, eng_mem_map_fn *map
  * not): the engine's records up to ENG_REC_END, which r is left after.
  * Handles, keys and QPNs come back identical; timers restart with the time
  * they had left; congestion windows start again. 0, or -EBADMSG / -ERANGE /
- * -ENOMEM / mr's error, and then dev holds no object.
+ * -ENOMEM / mr's error with why set (the record and where in it), and then
+ * dev holds no object.
  */
-int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr, void *ctx);
+int eng_dev_restore(struct eng_dev *dev, struct srd *r, eng_restore_mr_fn mr, void *ctx,
+		    char *why, size_t whylen);
 
 /* Destroy every object of dev (windows, QPs, SRQs, MRs, CQs, PDs). */
 void eng_dev_clear(struct eng_dev *dev);

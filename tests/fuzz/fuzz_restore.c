@@ -230,10 +230,11 @@ static struct eng_dev *restore(const uint8_t *p, size_t len)
 	struct eng_dev *dev = eng_dev_new(&ops, &fz, &(struct eng_tx){ now_ns, tx_alloc,
 									 tx_send, &fz });
 	struct srd r = { .p = p, .len = len };
+	char ewhy[160];
 
 	CHECK(dev);
 	eng_dev_set_port_mtu(dev, ENG_MTU_4096);
-	if (eng_dev_restore(dev, &r, map_fz, NULL)) {
+	if (eng_dev_restore(dev, &r, map_fz, NULL, ewhy, sizeof(ewhy))) {
 		eng_dev_free(dev);	/* nothing left in it: eng_dev_restore cleared it */
 		return NULL;
 	}

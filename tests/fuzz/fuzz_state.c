@@ -32,13 +32,15 @@
  * driver racing its DESTROY would post; docs/virtio-rdma.md section 5; an
  * SRQ's slot gives back what its SQ is given), and the device stays
  * live unless a vhost-user record broke it (it is then reconnected, as
- * vm_server.c would). FUZZ_VERBOSE=1 keeps the daemon's log and prints each
+ * vm_server.c would). A RESTART record saves the device and restores it in
+ * a fresh one (docs/restart.md), or a copy with one byte changed. FUZZ_VERBOSE=1 keeps the daemon's log and prints each
  * record.
  *
  * Run it longer than `make fuzz` does: make build/fuzz_state &&
  * build/fuzz_state -max_total_time=3600 -max_len=4096 CORPUS_DIR
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +58,7 @@
 
 #include "codec.h"
 #include "engine_int.h"
+#include "icrc.h"
 #include "vdev_int.h"
 #include "vdev_test.h"
 
@@ -1274,10 +1277,114 @@ static void op_mw(void)
 	}
 }
 
+/* A restart that keeps the device (docs/restart.md): its state saved with
+ * copies of its fds, the device freed as a stopping vrdmad frees it, and a
+ * fresh one restored from them at the same place. An intact state must
+ * restore, and save again to the same bytes; with a byte changed (the CRC
+ * made right) the restore may refuse or not, and the front end then
+ * reconnects (what such a state runs is checked by the sanitizers only). */
+static struct {
+	enum vdev_fd_kind kind;
+	unsigned int index;
+	int fd;
+} kept[4 * N_VQS + 8];
+static unsigned int n_kept;
+
+static int keep_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index, int fd)
+{
+	(void)ctx;
+	CHECK(n_kept < sizeof(kept) / sizeof(kept[0]));
+	kept[n_kept].kind = kind;
+	kept[n_kept].index = index;
+	kept[n_kept++].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return 0;
+}
+
+static int take_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index)
+{
+	unsigned int i;
+	int fd;
+
+	(void)ctx;
+	for (i = 0; i < n_kept; i++)
+		if (kept[i].fd >= 0 && kept[i].kind == kind && kept[i].index == index) {
+			fd = kept[i].fd;
+			kept[i].fd = -1;
+			return fd;
+		}
+	return -ENOENT;
+}
+
+static void drop_kept(void)
+{
+	while (n_kept--)
+		if (kept[n_kept].fd >= 0)
+			close(kept[n_kept].fd);
+	n_kept = 0;
+}
+
+static void op_restart(void)
+{
+	static const struct vdev_state_info info = { "fuzz_state", 1 };
+	struct sbuf b = { 0 }, again = { 0 };
+	struct vdev_state_info got;
+	uint16_t at = u16();
+	uint8_t x = u8();
+	char why[256];
+	uint32_t crc;
+	int err;
+
+	if (reconnects >= MAX_RECONNECTS)
+		return;
+	err = vdev_save(&v, &info, &b, keep_fd, NULL);
+	CHECK(!err || err == -ENOTCONN);
+	if (!err && x && b.len > 24) {
+		b.p[16 + at % (b.len - 24)] ^= x;
+		crc = roce_crc32(0, b.p, b.len - 4);
+		memcpy(b.p + b.len - 4, &crc, 4);	/* little-endian */
+	}
+	if (!err) {
+		vdev_free(&v);
+		CHECK(vdev_init(&v, &vmcfg, 0, &port, &host, NULL) == 0);
+		err = vdev_restore(&v, b.p, b.len, take_fd, NULL, &got, why, sizeof(why));
+		if (verbose)
+			fprintf(stderr, "restart: %zu bytes, byte %u ^ %#x: %s\n", b.len,
+				16 + at % (unsigned int)(b.len > 24 ? b.len - 24 : 1), x,
+				err ? why : "restored");
+		CHECK(!err || x);
+		drop_kept();
+		if (err) {
+			connect_device();
+			reconnects++;
+		} else {
+			close(sp[0]);	/* the device's end is its copy now */
+			sp[0] = v.vu.fd;
+			if (!x) {
+				CHECK(vdev_save(&v, &info, &again, keep_fd, NULL) == 0);
+				CHECK(again.len == b.len && !memcmp(again.p, b.p, b.len));
+				drop_kept();
+			} else {
+				/* a changed state that checks out is no longer the
+				 * one this driver knows: it runs a little (the
+				 * sanitizers watch), then the front end reconnects */
+				uint64_t next;
+				unsigned int i;
+
+				for (i = 0; i < 4; i++, clock_ns += 100000000)
+					vdev_poll(&v, &next);
+				reconnect();
+			}
+		}
+	}
+	drop_kept();
+	sb_free(&b);
+	sb_free(&again);
+}
+
 static void (*const ops[])(void) = {
 	op_create_pd, op_create_cq, op_reg_mr, op_dereg_mr, op_create_qp, op_connect,
 	op_modify_state, op_destroy, op_post_send, op_post_recv, op_poll, op_deliver,
-	op_frame, op_notify, op_vhost, op_srq, op_fast, op_mw,
+	op_frame, op_notify, op_vhost, op_srq, op_fast, op_mw, op_restart,
 };
 #define OP_MAX (sizeof(ops) / sizeof(ops[0]))
 

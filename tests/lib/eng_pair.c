@@ -128,8 +128,9 @@ int side_restore(struct side *s, struct sbuf *first, struct sbuf *again, eng_res
 		 void *ctx)
 {
 	uint32_t pd = eng_pd_handle(s->pd), cq = eng_cq_handle(s->cq);
-	uint32_t qp = eng_qp_handle(s->qp), m = eng_mr_handle(s->mr);
+	uint32_t qp = eng_qp_handle(s->qp), m = s->mr ? eng_mr_handle(s->mr) : UINT32_MAX;
 	struct eng_dev *dev;
+	char ewhy[160];
 	struct srd r;
 	int err;
 
@@ -141,7 +142,7 @@ int side_restore(struct side *s, struct sbuf *first, struct sbuf *again, eng_res
 		return -ENOMEM;
 	eng_dev_set_port_mtu(dev, ENG_MTU_4096);
 	r = (struct srd){ .p = first->p, .len = first->len };
-	err = eng_dev_restore(dev, &r, mr ? mr : side_mr, mr ? ctx : s);
+	err = eng_dev_restore(dev, &r, mr ? mr : side_mr, mr ? ctx : s, ewhy, sizeof(ewhy));
 	if (!err && r.off != r.len)
 		err = -EBADMSG;
 	if (err) {
