@@ -1634,17 +1634,12 @@ static void test_restart_objects(void **state)
 	assert_int_equal(eng_qp_state(ud), ENG_QPS_INIT);
 	assert_int_equal(eng_qp_state(uc), ENG_QPS_INIT);
 	/* the flushed receives waiting in the CQ, in order */
-	for (i = 0; i < 2; i++) {
-		wc = poll_one(&b);
-		assert_int_equal(wc.wr_id, 200 + 10 * i + 1);
-		assert_int_equal(wc.status, ENG_WC_WR_FLUSH_ERR);
-	}
+	for (i = 0; i < 2; i++)
+		expect_wc(&b, 200 + 10 * i + 1, ENG_WC_WR_FLUSH_ERR);
 	assert_cq_empty(&b);
 	/* the queued inline SEND goes out with its bytes */
 	pump(&a, &b);
-	wc = poll_one(&b);
-	assert_int_equal(wc.wr_id, 50);
-	assert_int_equal(wc.status, ENG_WC_SUCCESS);
+	expect_wc(&b, 50, ENG_WC_SUCCESS);
 	wc = poll_one(&a);
 	assert_int_equal(wc.wr_id, 60);
 	assert_int_equal(wc.byte_len, 12);
