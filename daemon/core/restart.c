@@ -85,7 +85,7 @@ void restart_load(struct vrdmad *d)
 		log_info("%u fd(s) handed over by the service manager", d->fds.n);
 }
 
-bool restart_restore_vm(struct vrdmad *d, struct vm *vm, struct vdev *v)
+bool restart_restore_vm(struct vrdmad *d, struct vm *vm, struct vdev *v, struct worker *w)
 {
 	struct vm_fds c = { d, vm->cfg.name, 0 };
 	char name[FDSTORE_NAME_MAX + 1], why[256];
@@ -111,8 +111,10 @@ bool restart_restore_vm(struct vrdmad *d, struct vm *vm, struct vdev *v)
 			err = -errno;
 			snprintf(why, sizeof(why), "cannot map its state: %s", strerror(errno));
 		} else {
+			worker_quiesce(w);	/* the engine reads the worker's clock */
 			err = vdev_restore(v, p, (size_t)st.st_size, take_named, &c, &info, why,
 					   sizeof(why));
+			worker_resume(w);
 			munmap(p, (size_t)st.st_size);
 		}
 	}

@@ -139,9 +139,7 @@ int vm_admin_add(struct vrdmad *d, const struct vrdma_vm_config *vc, bool runtim
 	}
 	/* The last vrdmad's device, if it left one for us. */
 	snprintf(d->vms.vms[id].start, sizeof(d->vms.vms[id].start), "new");
-	worker_quiesce(w);	/* the engine reads the worker's clock */
-	restored = !runtime && restart_restore_vm(d, &d->vms.vms[id], v);
-	worker_resume(w);
+	restored = !runtime && restart_restore_vm(d, &d->vms.vms[id], v, w);
 	/* Connections are accepted on this thread, so none before we return;
 	 * the workers see the device once change_table() publishes it. */
 	d->vms.vms[id].dev = v;

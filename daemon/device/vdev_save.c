@@ -316,9 +316,18 @@ static int take(struct restore *rs, enum vdev_fd_kind kind, unsigned int i, int 
 {
 	static const char *const names[] = { "connection", "memory", "kick", "call", "err" };
 
+	char why[128];
+	int ret;
+
 	*fd = rs->take(rs->ctx, kind, i);
 	if (*fd < 0)
 		return refuse(rs, *fd, "its %s fd %u is not there", names[kind], i);
+	/* As if the front end had sent it (SET_VRING_*, the connection);
+	 * memory is checked where it is mapped. */
+	ret = vu_fd_check(*fd, kind == VDEV_FD_CONN ? VU_FD_SOCKET :
+			  kind == VDEV_FD_MEM ? VU_FD_ANY : VU_FD_EVENTFD, why, sizeof(why));
+	if (ret)
+		return refuse(rs, ret, "its %s fd %u: %s", names[kind], i, why);
 	return 0;
 }
 

@@ -300,11 +300,30 @@ static const char *fd_kind(int fd, char *buf, size_t len)
 	}
 }
 
-/* Every fd from the peer is made non-blocking: a worker must never wait on
- * one (a full pipe as a call fd would stall every VM of its worker, then
- * the control thread, then the watchdog kills the daemon). Kick, call and
- * err fds must be eventfds: the worker reads and writes them 8 bytes at a
- * time. Memory fds are checked where they are mapped (guest_mem_map). */
+int vu_fd_check(int fd, enum vu_fd_want want, char *why, size_t len)
+{
+	char kind[64];
+	const char *what = fd_kind(fd, kind, sizeof(kind));
+	struct stat st;
+	int fl;
+
+	if (want == VU_FD_EVENTFD && strcmp(what, "anon_inode:[eventfd]")) {
+		snprintf(why, len, "the fd is %s, not an eventfd", what);
+		return -EINVAL;
+	}
+	if (want == VU_FD_SOCKET && (fstat(fd, &st) || !S_ISSOCK(st.st_mode))) {
+		snprintf(why, len, "the fd is %s, not a socket", what);
+		return -EINVAL;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)) {
+		snprintf(why, len, "the fd (%s) cannot be made non-blocking: %s", what,
+			 strerror(errno));
+		return -EBADF;
+	}
+	return 0;
+}
+
 static int check_fds(struct vu_dev *d, const struct vhost_user_msg *msg, const int *fds,
 		     unsigned int nfds)
 {
@@ -312,19 +331,15 @@ static int check_fds(struct vu_dev *d, const struct vhost_user_msg *msg, const i
 			    msg->hdr.request == VHOST_USER_SET_VRING_CALL ||
 			    msg->hdr.request == VHOST_USER_SET_VRING_ERR;
 	unsigned int i;
-	char kind[64];
-	int fl;
+	char why[128];
+	int ret;
 
 	for (i = 0; i < nfds; i++) {
-		const char *what = fd_kind(fds[i], kind, sizeof(kind));
-
-		if (want_eventfd && strcmp(what, "anon_inode:[eventfd]"))
-			return fail(d, -EINVAL, "%s: the fd is %s, not an eventfd",
-				    vu_request_name(msg->hdr.request), what);
-		fl = fcntl(fds[i], F_GETFL);
-		if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fds[i], F_SETFL, fl | O_NONBLOCK) < 0))
-			return fail(d, -EBADF, "%s: fd %u (%s) cannot be made non-blocking: %s",
-				    vu_request_name(msg->hdr.request), i, what, strerror(errno));
+		ret = vu_fd_check(fds[i], want_eventfd ? VU_FD_EVENTFD : VU_FD_ANY, why,
+				  sizeof(why));
+		if (ret)
+			return fail(d, ret, "%s: fd %u: %s", vu_request_name(msg->hdr.request), i,
+				    why);
 	}
 	return 0;
 }

@@ -61,4 +61,13 @@ int vu_recv(int fd, struct vhost_user_msg *msg, int *fds, unsigned int *nfds);
 int vu_dispatch(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsigned int nfds);
 const char *vu_request_name(uint32_t request);
 
+/* Every fd from the peer is made non-blocking: a worker must never wait on
+ * one (a full pipe as a call fd would stall every VM of its worker, then
+ * the control thread, then the watchdog kills the daemon). Kick, call and
+ * err fds must be eventfds: the worker reads and writes them 8 bytes at a
+ * time. Memory fds are checked where they are mapped (guest_mem_map).
+ * 0, or a negative errno and why. */
+enum vu_fd_want { VU_FD_ANY, VU_FD_EVENTFD, VU_FD_SOCKET };
+int vu_fd_check(int fd, enum vu_fd_want want, char *why, size_t len);
+
 #endif

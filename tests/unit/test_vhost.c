@@ -2979,6 +2979,8 @@ struct keeper {
 	unsigned int n;
 	enum vdev_fd_kind drop_kind;	/* with drop: one never kept */
 	bool drop;
+	enum vdev_fd_kind pipe_kind;	/* with pipe: one kept as a pipe */
+	bool pipe;
 };
 
 static int keep_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index, int fd)
@@ -2992,6 +2994,15 @@ static int keep_fd(void *ctx, enum vdev_fd_kind kind, unsigned int index, int fd
 	}
 	kp->k[kp->n].kind = kind;
 	kp->k[kp->n].index = index;
+	if (kp->pipe && kind == kp->pipe_kind) {
+		int p[2];
+
+		kp->pipe = false;
+		assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+		close(p[1]);
+		kp->k[kp->n++].fd = p[0];
+		return 0;
+	}
 	kp->k[kp->n++].fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	return 0;
 }
@@ -3164,9 +3175,10 @@ static int try_restore(struct fx *f, const struct vrdma_vm_config *cfg, const ui
 
 /* What does not check out is refused with a reason and leaves a fresh
  * device and no fd: cut short, damaged, another format, another VM, the
- * VM's limits or addresses changed, a missing fd, an MR page outside
- * the VM's memory (CRC made right); every byte of the state changed (CRC
- * made right) is refused or restores to a state that saves the same. */
+ * VM's limits or addresses changed, a missing fd, a pipe for an eventfd or
+ * for the connection, an MR page outside the VM's memory (CRC made right);
+ * every byte of the state changed (CRC made right) is refused or restores
+ * to a state that saves the same. */
 static void test_restore_device_refused(void **state)
 {
 	uint32_t pdn, cqn, k, qpn, mrn, lkey;
@@ -3178,6 +3190,7 @@ static void test_restore_device_refused(void **state)
 	uint8_t *copy;
 	char why[200];
 	size_t i;
+	int efd;
 
 	(void)state;
 	fill_big_list(f);
@@ -3187,6 +3200,7 @@ static void test_restore_device_refused(void **state)
 			 VIRTIO_RDMA_OK);
 	post_recv_wqe(f, k, 0);
 	poll_dev(f);
+	efd = call_fd(f, VIRTIO_RDMA_CQ_VQ(cqn));
 	fds = count_fds();
 	assert_int_equal(vdev_save(f->v, &test_info, &saved, keep_fd, &kp), 0);
 	keeper_close(&kp);
@@ -3221,11 +3235,20 @@ static void test_restore_device_refused(void **state)
 	other.gids[0].raw[15] ^= 1;	/* the host gave it another address */
 	REFUSED(&other, saved.p, saved.len, -ERANGE);
 	assert_non_null(strstr(why, "addresses"));
-	/* a kick fd the store lost */
+	/* a memory fd the store lost */
 	kp.drop = true;
 	kp.drop_kind = VDEV_FD_MEM;
 	REFUSED(&f->cfg, saved.p, saved.len, -ENOENT);
 	assert_non_null(strstr(why, "memory fd"));
+	/* fds that are not what they were: checked as SET_VRING_* checks */
+	kp.pipe = true;
+	kp.pipe_kind = VDEV_FD_CALL;
+	REFUSED(&f->cfg, saved.p, saved.len, -EINVAL);
+	assert_non_null(strstr(why, "not an eventfd"));
+	kp.pipe = true;
+	kp.pipe_kind = VDEV_FD_CONN;
+	REFUSED(&f->cfg, saved.p, saved.len, -EINVAL);
+	assert_non_null(strstr(why, "not a socket"));
 	/* the MR's first page moved outside the VM's memory */
 	memcpy(copy, saved.p, saved.len);
 	for (i = 0; i + 8 <= saved.len; i++)	/* the list's first entry, as saved */
@@ -3254,6 +3277,7 @@ static void test_restore_device_refused(void **state)
 	free(copy);
 	sb_free(&saved);
 	assert_works(f);
+	close(efd);
 	fx_free(f);
 }
 
