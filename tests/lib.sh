@@ -265,7 +265,7 @@ stop_daemon() {
 }
 
 ctl() {
-	ip netns exec "$NSA" "$VRDMACTL" -s "$TMP/ctl.sock" "$@"
+	ip netns exec "$NSA" "$VRDMACTL" -s "${CTL_SOCK:-$TMP/ctl.sock}" "$@"
 }
 
 ctlb() {

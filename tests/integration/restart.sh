@@ -70,15 +70,15 @@ sleep 1
 na=$(grep '^start' "$MLOG" | tail -1 | tr ' ' '\n' | grep -c '^vm\.alpha\.' || true)
 mark=$(wc -l < "$DLOG")
 manager "abort-at $((na + 2))"
-since() { tail -n +"$((mark + 1))" "$DLOG"; }
+tail -n +"$((mark + 1))" "$DLOG" > "$TMP/since.log"	# the next vrdmad's start
 aborted() { grep -q '^store '"$((na + 2))"'$' <<< "$LAST" && grep -q '^start' <<< "$LAST"; }
 check "aborted while saving (at beta's second fd: $((na + 2)) kept), it starts again" aborted
-check "aborted while saving: alpha, saved whole, is restored" \
-	bash -c "$(declare -f since); mark=$mark DLOG=$DLOG since | grep -q 'vm alpha: restored'"
-check "aborted while saving: beta, cut off, starts anew and its fds are closed" \
-	bash -c "$(declare -f since); mark=$mark DLOG=$DLOG since > $TMP/since.log;
-		! grep -q 'vm beta: restored' $TMP/since.log &&
-		grep -q 'closed [0-9]* fd(s) of the last vrdmad' $TMP/since.log"
+check "aborted while saving: alpha, saved whole, is restored" grep -q 'vm alpha: restored' "$TMP/since.log"
+beta_afresh() {
+	! grep -q 'vm beta: restored' "$TMP/since.log" &&
+		grep -q 'closed [0-9]* fd(s) of the last vrdmad' "$TMP/since.log"
+}
+check "aborted while saving: beta, cut off, starts anew and its fds are closed" beta_afresh
 kill "$LSRV" "$LCLI" 2>/dev/null || true
 wait "$LSRV" "$LCLI" 2>/dev/null || true
 # A crash: nothing saved, nothing restored, the store empty.

@@ -12,19 +12,14 @@
 #   |  udp.py sends     | veth |   prog/xdp vrdma_xdp, AF_XDP <- vrdmad.service   |
 #   |  RoCEv2 frames    |      |   /run/vrdmad/{control,alpha,beta}.sock          |
 #   +-------------------+      |   vrdma-pingpong alpha <-> beta                  |
-#    cgroup vrdmad-nspawn-ID   +--------------------------------------------------+
+#    cgroup vrdmad-nspawn-vrdn-ID +--------------------------------------------------+
 #
 # (--network-veth, not a veth of ours moved in with --network-interface=:
 # nspawn refuses an interface udev has not initialized, and there is no udev
 # on the host.)
 #
-# The container root (debootstrap --variant=minbase bookworm with systemd and
-# vrdmad's runtime libraries) is built once and cached in
-# ${VRDMA_GUEST_CACHE:-/var/cache/vrdmad-test}/nspawn-bookworm-KEY (KEY: a hash
-# of what goes into it), like tests/interop/guest-image.sh: under a lock, in a
-# temporary directory renamed into place. Building it takes ~1 min (175 MB);
-# a run with it cached ~20 s. Each run boots an overlay of it, which keeps it
-# clean.
+# The container comes from tests/systemd/container.sh (the root is built once
+# and cached; a run with it cached takes ~20 s).
 #
 # Needs root, systemd-container (systemd-nspawn), debootstrap, iproute2, and a
 # built tree (`make`): this script only runs `make install` into the overlay.
@@ -33,26 +28,11 @@ set -eo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-CACHE=${VRDMA_GUEST_CACHE:-/var/cache/vrdmad-test}
-SUITE=bookworm
-# systemd as init, dbus for systemctl, iproute2 for `ip`, procps for /bin/kill
-# (ExecReload), man-db for `systemd-analyze verify` to open Documentation=,
-# and what `ldd build/vrdmad` needs.
-ROOT_PKGS=(systemd systemd-sysv dbus iproute2 procps man-db
-	libxdp1 libbpf1 libsystemd0 libjson-c5 libinih1 libisal2)
 WATCHDOG_SEC=3
 
 say() { echo "nspawn: $*" >&2; }
 skip() { echo "SKIP: $0: $*" >&2; exit 77; }
 die() { say "$*"; exit 1; }
-
-[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn, veth, XDP)"
-command -v systemd-nspawn > /dev/null || skip "no systemd-nspawn: apt-get install systemd-container"
-command -v debootstrap > /dev/null || skip "no debootstrap: apt-get install debootstrap"
-command -v nsenter > /dev/null || skip "no nsenter: apt-get install util-linux"
-for f in vrdmad vrdmactl vrdma_xdp.bpf.o; do
-	[ -e "$REPO/build/$f" ] || die "$REPO/build/$f is missing: run make first"
-done
 
 # ---------------------------------------------------------------- this run
 
@@ -60,104 +40,28 @@ ID=$(printf '%04x' $(( ($$ ^ RANDOM) & 0xffff )))
 NAME=vrdn-$ID
 IFC=host0		# the container's end of the veth: vrdmad's [port]
 IFH=ve-$NAME	# the host's end
-CG=vrdmad-nspawn-$ID
 TMP=$(mktemp -d /tmp/vrdmad-nspawn.XXXXXX)
-ROOT=$TMP/root
-NSPAWN_PID=
-LEADER=
-BUILD_DIR=	# the root being built, if interrupted
+CT_DIR=$TMP
 NTEST=0
 NFAIL=0
+# shellcheck source=tests/systemd/container.sh
+. "$HERE/container.sh"
 
 cleanup() {
-	local d p
-	if [ -n "$LEADER" ] && kill -0 "$LEADER" 2> /dev/null; then
-		kill -RTMIN+3 "$LEADER" 2> /dev/null || true	# systemd: poweroff
-		for _ in $(seq 50); do kill -0 "$NSPAWN_PID" 2> /dev/null || break; sleep 0.1; done
-		kill -KILL "$LEADER" 2> /dev/null || true	# takes the whole pid namespace along
-	fi
-	if [ -n "$NSPAWN_PID" ]; then
-		kill -KILL "$NSPAWN_PID" 2> /dev/null || true
-		wait "$NSPAWN_PID" 2> /dev/null || true
-	fi
+	ct_cleanup
 	ip link del "$IFH" 2> /dev/null || true
-	for d in /sys/fs/cgroup/"$CG" /sys/fs/cgroup/systemd/"$CG" /sys/fs/cgroup/unified/"$CG"; do
-		[ -d "$d" ] || continue
-		# Anything still in the container's cgroup goes too.
-		for _ in $(seq 20); do
-			find "$d" -name cgroup.procs -exec cat {} + 2> /dev/null |
-				while read -r p; do kill -KILL "$p" 2> /dev/null || true; done
-			find "$d" -depth -type d -exec rmdir {} + 2> /dev/null && break
-			sleep 0.1
-		done
-	done
-	# Unmount what is under our directories (the overlay; what debootstrap
-	# mounted in an interrupted build), deepest first, then remove them.
-	for d in "$TMP" $BUILD_DIR; do
-		awk -v t="$d/" 'index($2, t) == 1 { print $2 }' /proc/mounts | sort -r |
-			while read -r m; do umount -l "$m" 2> /dev/null || true; done
-	done
-	[ -z "$BUILD_DIR" ] || rm -rf --one-file-system "$BUILD_DIR"
 	[ -n "${KEEP_TMP:-}" ] || rm -rf --one-file-system "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+rc=0
+ct_need || rc=$?
+[ $rc = 0 ] || { [ $rc = 77 ] && skip "no container here"; exit $rc; }
+
 # ---------------------------------------------------------------- the root
 
-. "$HERE/../debian-mirror.sh"
-
-# build_root DIR: debootstrap the container's root into DIR.
-build_root() {
-	local r=$1 inc
-	inc=$(IFS=,; echo "${ROOT_PKGS[*]}")
-	debootstrap --variant=minbase --include="$inc" "$SUITE" "$r" "$MIRROR" \
-		> "$r.debootstrap.log" 2>&1 ||
-		{ tail -n 30 "$r.debootstrap.log" >&2; return 1; }
-	# No login prompts on the console, nothing that waits for a network.
-	chroot "$r" systemctl mask -q console-getty.service getty@.service \
-		systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer \
-		e2scrub_all.timer fstrim.timer 2> /dev/null || true
-	# Each boot gets its own machine id.
-	: > "$r/etc/machine-id"
-	echo vrdmad-test > "$r/etc/hostname"
-	rm -rf "$r"/var/cache/apt/*.bin "$r"/var/cache/apt/archives/*.deb \
-		"$r"/var/lib/apt/lists/* "$r"/var/log/*.log
-	rm -f "$r.debootstrap.log"
-}
-
-KEY=$({ declare -f build_root; echo "$SUITE ${ROOT_PKGS[*]}"; } | sha256sum | cut -c1-16)
-BASE=$CACHE/nspawn-$SUITE-$KEY
-if [ ! -d "$BASE/root/usr/lib/systemd" ]; then
-	mkdir -p "$CACHE"
-	exec 8> "$CACHE/.lock"
-	flock -n 8 || { say "another build is running; waiting for it"; flock 8; }
-	if [ ! -d "$BASE/root/usr/lib/systemd" ]; then
-		MIRROR=${VRDMA_GUEST_MIRROR:-$(debian_mirror)}
-		[ -n "$MIRROR" ] || die "no Debian mirror in /etc/apt/sources.list*; set VRDMA_GUEST_MIRROR"
-		rm -rf --one-file-system "$CACHE"/.build-nspawn-*
-		BUILD_DIR=$(mktemp -d "$CACHE/.build-nspawn-$KEY.XXXXXX")
-		say "building the container root from $MIRROR into $BUILD_DIR (once, ~1 min)"
-		t0=$SECONDS
-		build_root "$BUILD_DIR/root" || die "debootstrap failed"
-		chmod 755 "$BUILD_DIR"
-		mv -T "$BUILD_DIR" "$BASE"
-		BUILD_DIR=
-		say "built $BASE in $((SECONDS - t0)) s"
-		# Roots of other versions of this script unused for 14 days go.
-		find "$CACHE" -maxdepth 1 -name "nspawn-$SUITE-*" ! -name "nspawn-$SUITE-$KEY" \
-			-mtime +14 -exec rm -rf --one-file-system {} + 2> /dev/null || true
-	fi
-	exec 8>&-
-fi
-touch "$BASE"
-
-# The run's root: the cached one under an overlay, vrdmad installed on top.
-mkdir -p "$TMP/upper" "$TMP/work" "$ROOT"
-mount -t overlay overlay -o "lowerdir=$BASE/root,upperdir=$TMP/upper,workdir=$TMP/work" "$ROOT"
-make -C "$REPO" --no-print-directory install DESTDIR="$ROOT" PREFIX=/usr > "$TMP/install.log" 2>&1 ||
-	{ cat "$TMP/install.log" >&2; die "make install failed"; }
-[ -f "$ROOT/usr/lib/systemd/system/vrdmad.service" ] || die "make install put no vrdmad.service in place"
+ct_prepare "$NAME" || die "the container's root could not be made"
 write_conf() {
 	cat > "$ROOT/etc/vrdmad.conf" <<EOF
 [daemon]
@@ -174,81 +78,12 @@ EOF
 }
 write_conf ""
 
-# With no systemd on the host, nspawn --keep-unit stays in our cgroup: give it
-# one of its own in every hierarchy, removed at the end.
-# (cgroup v2, or the name=systemd and unified hierarchies of a hybrid setup;
-# the v1 controllers stay where they are.)
-CGDIRS=()
-for d in /sys/fs/cgroup /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do
-	[ -w "$d/cgroup.procs" ] || continue
-	mkdir -p "$d/$CG"
-	CGDIRS+=("$d/$CG")
-done
-
-# The container gets every capability the unit may keep (nspawn's default set
-# lacks CAP_NET_ADMIN without --network-*, CAP_BPF, CAP_PERFMON, CAP_IPC_LOCK),
-# so that the unit's CapabilityBoundingSet= is what limits vrdmad; also
-# CAP_SYS_RESOURCE, as systemd on a host has to apply LimitMEMLOCK=infinity
-# (it is not in this machine's own bounding set here, and nspawn drops it
-# silently: then only CAP_IPC_LOCK lets vrdmad lock its UMEM). bpf() is
-# filtered unless allowed; a writable /sys lets us mount bpffs inside.
-(
-	for d in "${CGDIRS[@]}"; do echo "$BASHPID" > "$d/cgroup.procs"; done
-	export SYSTEMD_NSPAWN_API_VFS_WRITABLE=yes
-	exec systemd-nspawn -q -D "$ROOT" -M "$NAME" -b --register=no --keep-unit \
-		--network-veth --console=read-only \
-		--capability=CAP_NET_ADMIN,CAP_BPF,CAP_PERFMON,CAP_IPC_LOCK,CAP_SYS_RESOURCE \
-		--system-call-filter=bpf < /dev/null
-) > "$TMP/console.log" 2>&1 &
-NSPAWN_PID=$!
-
-# Its leader is nspawn's child that is PID 1 in its own pid namespace.
-for _ in $(seq 100); do
-	for p in $(pgrep -P "$NSPAWN_PID" 2> /dev/null); do
-		if awk '$1 == "NSpid:" && NF > 2 && $NF == 1 { ok = 1 } END { exit !ok }' \
-			"/proc/$p/status" 2> /dev/null; then
-			LEADER=$p
-		fi
-	done
-	[ -n "$LEADER" ] && break
-	kill -0 "$NSPAWN_PID" 2> /dev/null || break
-	sleep 0.05
-done
-if [ -z "$LEADER" ]; then
-	cat "$TMP/console.log" >&2
-	skip "systemd-nspawn cannot boot a container here"
-fi
-
-# ct CMD...: run CMD in the container (all its namespaces), with a plain env.
-ct() {
-	nsenter -t "$LEADER" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		SYSTEMD_PAGER=cat SYSTEMD_COLORS=0 LC_ALL=C "$@"
-}
-t0=$SECONDS
-# Until systemd answers on its bus and says it finished starting up.
-state=
-for _ in $(seq 300); do
-	state=$(ct systemctl is-system-running 2> /dev/null) || true
-	case $state in offline|unknown|initializing|starting|"") ;; *) break ;; esac
-	kill -0 "$NSPAWN_PID" 2> /dev/null || break
-	sleep 0.1
-done
-case $state in
-running|degraded) ;;
-*)
-	tail -n 30 "$TMP/console.log" >&2
-	skip "the container did not boot (state '$state')" ;;
-esac
-say "container $NAME (leader $LEADER) booted: $state in $((SECONDS - t0)) s"
+rc=0
+ct_boot "$NAME" --network-veth || rc=$?
+[ $rc = 0 ] || { [ $rc = 77 ] && skip "systemd-nspawn cannot boot a container here"; exit $rc; }
 ip link set "$IFH" up
-[ "$state" = running ] || ct systemctl --failed --no-legend >&2 || true
-ct ip link set lo up
 ct ip addr add 10.204.0.1/24 dev "$IFC"
 ct ip link set "$IFC" up
-# As on a host, where systemd mounts bpffs (libxdp's dispatcher wants it;
-# nspawn's /sys has no fs/bpf).
-ct sh -c 'mkdir -p /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf' 2> /dev/null ||
-	say "no bpffs in the container"
 
 # Numbered checks, as in tests/lib.sh.
 check() {

@@ -281,7 +281,6 @@ check "the VM's kernel log has no ib_mad, ib_cm or rdma_cm complaint" no_mad_com
 guest_use rxe
 guest_stop
 guest_save rxe
-BETA=10.208.0.12
 BETAMAC=52:54:00:d0:00:0c
 ip netns add "$NSB"
 ip -n "$NSB" link add br0 type bridge stp_state 0 forward_delay 0

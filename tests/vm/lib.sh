@@ -7,6 +7,9 @@ source "$HERE/interop/guest.sh"
 source "$HERE/checks.sh"
 : "${VRDMA_QEMU_DIR:?set VRDMA_QEMU_DIR to the output of guest/qemu/build.sh}"
 GUEST_QEMU=$VRDMA_QEMU_DIR/bin/qemu-system-x86_64
+REPO=$(cd "$HERE/.." && pwd)
+CT_DIR=$TMP/ct
+source "$HERE/systemd/container.sh"
 [ -x "$GUEST_QEMU" ] || { echo "no $GUEST_QEMU: guest/qemu/build.sh" >&2; exit 1; }
 guest_require
 
@@ -41,9 +44,11 @@ MAD_COMPLAINT='ib_mad|mad.*(err|fail)|ib_cm|rdma_cm|QP1|couldn.t (start|open) po
 MAD_GREETING='registered|loaded|modules linked in'
 
 # vm_host: the bridges and vrdmad with VM alpha (its config in CONF;
-# max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP).
+# max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP); the VM's socket in
+# VM_SOCK.
 vm_host() {
-	local sock=$TMP/alpha.sock ns
+	local ns
+	VM_SOCK=$TMP/alpha.sock
 	trap 'guests_off; cleanup' EXIT
 	# both images first (cached after the first run)
 	GUEST_IMAGE_SCRIPT=$HERE/../guest/image.sh guest_image
@@ -63,18 +68,66 @@ vm_host() {
 	ip -n "$NSA" link set "$IFA" master br0 up
 	ip -n "$NSC" link set "${IFA}p" master br0 up
 
-	CONF=$(write_conf "" "[vm alpha]
+	local alpha="[vm alpha]
 gid = $VM
 mac = $VMMAC
-socket = $sock
 max_cq = ${VM_MAX_CQ:-8}
-max_qp = ${VM_MAX_QP:-8}" vm.conf)
-	# VM_MANAGED=1: under fdstore.py, systemd's fd store as restarts use it
-	if [ -n "${VM_MANAGED:-}" ]; then
-		start_managed "$NSA" "$CONF"
-	else
-		start_daemon "$CONF"
+max_qp = ${VM_MAX_QP:-8}"
+	# VM_MANAGED=systemd: vrdmad.service under a real systemd (svc_up)
+	if [ "${VM_MANAGED:-}" = systemd ]; then
+		trap 'guests_off; ct_cleanup; cleanup' EXIT
+		svc_up "vrdv-$ID" "$NSA" "$IFA" "$alpha" || exit
+		VM_SOCK=$SVC_RUN/alpha.sock
+		CTL_SOCK=$SVC_RUN/control.sock
+		DLOG=$SVC_LOG
+		return
 	fi
+	CONF=$(write_conf "" "$alpha
+socket = $VM_SOCK" vm.conf)
+	start_daemon "$CONF"
+}
+
+# svc_up NAME NS IFACE VM-SECTIONS: vrdmad.service (as `make install` puts it
+# in place) under a real systemd, in container NAME (tests/systemd/
+# container.sh), which shares network namespace NS and sees SVC_RUN
+# ($TMP/run-NAME) as its /run/vrdmad, where the service makes its control
+# socket and the VMs' (QEMU and the tools stay outside, on the host);
+# its [port] is IFACE. Started, with its journal followed into SVC_LOG.
+# The container stays current (ct).
+svc_up() {
+	local name=$1 rc=0
+	SVC_RUN=$TMP/run-$name
+	SVC_LOG=$TMP/$name.journal
+	mkdir -p "$SVC_RUN" "$CT_DIR"
+	ct_need || return
+	ct_prepare "$name" || return
+	cat > "$ROOT/etc/vrdmad.conf" <<EOC
+[daemon]
+log_level = info
+[port]
+interface = $3
+$4
+EOC
+	ct_boot "$name" --network-namespace-path="/run/netns/$2" --bind="$SVC_RUN:/run/vrdmad" ||
+		return
+	ct systemctl start vrdmad || rc=$?
+	ct journalctl -u vrdmad -f -n all -o cat > "$SVC_LOG" 2>&1 &
+	if [ $rc != 0 ]; then
+		ct journalctl -u vrdmad --no-pager -n 30 >&2
+		return 1
+	fi
+}
+
+# beta_netns: netns $NSB for a second vrdmad, its port $IFB on C's bridge
+# with the address $BETA (10.208.0.12), the VM of that vrdmad's.
+BETA=10.208.0.12
+beta_netns() {
+	ip netns add "$NSB"
+	ip link add "$IFB" netns "$NSB" type veth peer name "${IFB}p" netns "$NSC"
+	ip -n "$NSC" link set "${IFB}p" master br0 up
+	ip -n "$NSB" addr add "$BETA/24" dev "$IFB"
+	ip -n "$NSB" link set "$IFB" up
+	ip -n "$NSB" link set lo up
 }
 
 # vm_boot NAME: the VM, whose boot is the script's first check (then its
@@ -102,7 +155,7 @@ vm_knobs() {
 	GUEST_APPEND=$VM_APPEND
 	GUEST_RDMA=vrdma
 	GUEST_QEMU_EXTRA=(-object memory-backend-memfd,id=mem,size=512M,share=on
-		-chardev "socket,id=vrdma0,path=$TMP/alpha.sock,reconnect=1"
+		-chardev "socket,id=vrdma0,path=$VM_SOCK,reconnect=1"
 		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
 }
 

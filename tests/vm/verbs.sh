@@ -128,13 +128,7 @@ check "kernel verbs (vrdma_selftest.ko): RC, UD, fast reg, SEND_WITH_INV, events
 
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its
 # port vB-ID on C's bridge; VM beta of that daemon, 10.208.0.12)
-BETA=10.208.0.12
-ip netns add "$NSB"
-ip link add "$IFB" netns "$NSB" type veth peer name "${IFB}p" netns "$NSC"
-ip -n "$NSC" link set "${IFB}p" master br0 up
-ip -n "$NSB" addr add "$BETA/24" dev "$IFB"
-ip -n "$NSB" link set "$IFB" up
-ip -n "$NSB" link set lo up
+beta_netns
 CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "[vm beta]
 gid = $BETA
 socket = $TMP/beta.sock" vmb.conf)
