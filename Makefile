@@ -86,7 +86,7 @@ TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 test_lib = $(OBJ)/$(1)/libtests.a
 link_libs = -Wl,--start-group $(call daemon_libs,$(1)) -Wl,--end-group
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
-FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_state
+FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_gring fuzz_state
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
@@ -291,7 +291,7 @@ fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 	$(Q)echo "== fuzz_parse ($(FUZZ_SECONDS) s)"; $(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
 		-print_final_stats=1 -artifact_prefix=$(BUILD)/ \
 		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
-	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore; do \
+	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_gring; do \
 		echo "== $$t ($(FUZZ_DEVICE_SECONDS) s)"; rm -rf $(BUILD)/$$t-corpus; mkdir -p $(BUILD)/$$t-corpus; \
 		if [ -e tests/fuzz/seed_$${t#fuzz_}.py ]; then $(PY) tests/fuzz/seed_$${t#fuzz_}.py $(BUILD)/$$t-corpus; fi; \
 		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -max_len=8192 -print_final_stats=1 \
