@@ -338,8 +338,7 @@ static int check_fds(struct vu_dev *d, const struct vhost_user_msg *msg, const i
 		ret = vu_fd_check(fds[i], want_eventfd ? VU_FD_EVENTFD : VU_FD_ANY, why,
 				  sizeof(why));
 		if (ret)
-			return fail(d, ret, "%s: fd %u: %s", vu_request_name(msg->hdr.request), i,
-				    why);
+			return fail(d, ret, "%s: %s", vu_request_name(msg->hdr.request), why);
 	}
 	return 0;
 }

@@ -49,6 +49,23 @@ guest_running() { [ ! -e "$GUEST_SHARE/out/$1.rc" ]; }
 # vm_start: how vrdmad says VM alpha's device started (vrdmactl status).
 vm_start() { ctl status --json | jq -r '.vms[] | select(.name == "alpha") | .start'; }
 
+# phases N: where the time of alpha's last N restarts went (ms, from the
+# journal's monotonic stamps): the old vrdmad from its save to its last
+# line, systemd until it starts the next, the next until systemd handed it
+# the fds, then until the VM was restored.
+phases() {
+	svc "$CTA" journalctl -u vrdmad -o short-monotonic --no-pager | awk -v n="$1" '
+		{ t = substr($0, 2, index($0, "]") - 2) + 0 }
+		/ saved [0-9]+ of / { s = t }
+		/ stopped$/ { e = t }
+		/Starting vrdmad.service/ { b = t }
+		/fd\(s\) handed over/ { h = t }
+		/vm alpha: restored as/ && s {
+			out[++k] = sprintf("%.0f+%.0f+%.0f+%.0f", (e - s) * 1000, (b - e) * 1000,
+				(h - b) * 1000, (t - h) * 1000); s = 0 }
+		END { for (i = k - n + 1; i <= k; i++) if (i > 0) printf "%s ", out[i] }'
+}
+
 # restarts_under SERVER... -- CLIENT...: Soft-RoCE serves, the VM is the
 # client, ibv_asyncwatch watches vrdma0; vrdmad is restarted
 # RESTARTS times, 4 s apart, while they run; both must end 0, with no
@@ -83,6 +100,7 @@ restarts_under() {
 	guest_save rxe
 	n1=$(restore_gaps | wc -l)
 	echo "    restored $((n1 - n0)) time(s); gaps (ms, saved to restored): $(restore_gaps | tail -n +"$((n0 + 1))" | tr '\n' ' ')"
+	echo "    (old vrdmad after its save + systemd + exec to the fds + to the restore: $(phases "$((n1 - n0))"))"
 	grep -hE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+|bytes in' "$TMP/client.out" | head -n 2 | sed 's/^/    /'
 	if [ $rc != 0 ]; then
 		echo "    -- server:"; tail -n 15 "$TMP/server.out" | sed 's/^/    /'
