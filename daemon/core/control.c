@@ -216,6 +216,8 @@ static json_object *device_json(struct vdev *v)
 	json_object_object_add(e, "refused_srq_wqes", json_u64(stat_read(&s->refused_srq_wqes)));
 	json_object_object_add(e, "cqes", json_u64(stat_read(&s->cqes)));
 	json_object_object_add(e, "events", json_u64(stat_read(&s->events)));
+	json_object_object_add(e, "interrupts", json_u64(stat_read(&s->interrupts)));
+	json_object_object_add(e, "cq_interrupts", json_u64(stat_read(&s->cq_interrupts)));
 	/* v->eng is replaced only on this thread (a reset), so it is stable here. */
 	if (v->eng) {
 		c = eng_dev_counters(v->eng);
@@ -257,6 +259,7 @@ static int cmd_stats(struct vrdmad *d, json_object *req, json_object **data, cha
 		json_object_object_add(e, "rx_frames", json_u64(stat_read(&s->rx_frames)));
 		json_object_object_add(e, "rx_bytes", json_u64(stat_read(&s->rx_bytes)));
 		json_object_object_add(e, "wakeups", json_u64(stat_read(&s->wakeups)));
+		json_object_object_add(e, "kicks", json_u64(stat_read(&s->kicks)));
 		json_object_array_add(arr, e);
 		fr += stat_read(&s->rx_frames);
 		by += stat_read(&s->rx_bytes);

@@ -47,6 +47,8 @@ struct vdev_stats {
 	uint64_t broken;		/* times the device was marked broken */
 	uint64_t refused_mrs;		/* MR commands refused at max_mr or max_mr_pages */
 	uint64_t refused_mws;		/* ALLOC_MW refused at max_mr windows */
+	uint64_t interrupts;		/* call eventfds signalled, CQs' included */
+	uint64_t cq_interrupts;		/* of which for completions REQ_NOTIFY_CQ asked */
 };
 
 #define VDEV_MAX_PD	1024

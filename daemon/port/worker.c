@@ -547,9 +547,10 @@ static void sleep_until(struct worker *w, uint64_t next_timer)
 			uint64_t v;
 
 			if ((ev[i].data.u64 & 0xff) == EV_KICK) {
-				if (read((int)(ev[i].data.u64 >> 8), &v, sizeof(v)) < 0) {
-					/* EAGAIN: drained already */
-				}
+				/* the count of kicks since the last read (EAGAIN:
+				 * drained already) */
+				if (read((int)(ev[i].data.u64 >> 8), &v, sizeof(v)) == sizeof(v))
+					stat_add(&w->stats.kicks, v);
 			} else if (ev[i].data.u64 == EV_WAKE) {
 				if (read(w->wake_fd, &v, sizeof(v)) < 0) {
 					/* EAGAIN: another wake got it */

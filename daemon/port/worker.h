@@ -46,6 +46,7 @@ struct worker_stats {
 	uint64_t loopback_frames;	/* between two VMs of this daemon */
 	uint64_t handed_over;		/* frames passed to another worker */
 	uint64_t wakeups;		/* sleeps that ended */
+	uint64_t kicks;			/* front-end notifications its VMs' queues got */
 	uint64_t capture_lost;		/* frames vrdmactl capture did not get (ring full) */
 	uint64_t drops[PORT_DROP_MAX];
 };

@@ -180,19 +180,18 @@ int virtq_discard(struct virtq *vq, unsigned int max)
 	return (int)n;
 }
 
-void virtq_notify(struct virtq *vq, bool force)
+bool virtq_notify(struct virtq *vq, bool force)
 {
 	uint64_t one = 1;
 
 	if (vq->call_fd < 0)
-		return;
+		return false;
 	/* The used index must be visible before the flags are read. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!force && (load16(&vq->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT))
-		return;
-	if (write(vq->call_fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the counter is saturated, the driver will wake anyway. */
-	}
+		return false;
+	/* EAGAIN: the counter is saturated, the driver will wake anyway. */
+	return write(vq->call_fd, &one, sizeof(one)) == sizeof(one);
 }
 
 bool virtq_has_work(const struct virtq *vq)

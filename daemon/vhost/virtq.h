@@ -67,8 +67,8 @@ void virtq_push(struct virtq *vq, uint16_t head, uint32_t len);
  * avail ring is read, so each chain costs the same however long it is. */
 int virtq_discard(struct virtq *vq, unsigned int max);
 /* Signal the call eventfd unless the driver asked for no interrupt;
- * force ignores that flag (REQ_NOTIFY_CQ asked for it). */
-void virtq_notify(struct virtq *vq, bool force);
+ * force ignores that flag (REQ_NOTIFY_CQ asked for it). Whether it did. */
+bool virtq_notify(struct virtq *vq, bool force);
 /* Entries the driver made available and we did not take yet. */
 bool virtq_has_work(const struct virtq *vq);
 /* Ask the driver for kicks (before sleeping) or not (while polling). */

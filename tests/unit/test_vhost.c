@@ -2294,6 +2294,7 @@ static void destroy_qp_returns(bool recv)
 	assert_int_equal(wqes_taken(&f->v->stats, recv), 2);
 	assert_returned(f, q, 0, 2, 0);
 	assert_int_equal(signalled(efd), 1);
+	assert_int_equal(f->v->stats.interrupts, 1);	/* that one, counted */
 
 	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
 	/* At the response: the queue is empty, all five are back. */
@@ -2379,6 +2380,21 @@ static void test_destroy_cq_returns_buffers(void **state)
 	memcpy(&cqe, f->mem + QBUF_OFF(q, 4), sizeof(cqe));
 	assert_int_equal(le64toh(cqe.wr_id), 0x5e00);
 	assert_cq_bufs_untouched(f, cqn, 4);
+
+	/* Unarmed, it raised no interrupt; armed, its next completion (the
+	 * next WQE, flushed) raises one, counted. */
+	assert_int_equal(signalled(efd), 0);
+	assert_int_equal(f->v->stats.cq_interrupts, 0);
+	arm.cqn = htole32(cqn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_REQ_NOTIFY_CQ, &arm, sizeof(arm), NULL, 0, &len),
+			 VIRTIO_RDMA_OK);
+	post_send_wqe(f, k, 1);
+	post_cq_buf(f, cqn, 5);
+	poll_dev(f);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, q), 6);
+	assert_int_equal(signalled(efd), 1);
+	assert_int_equal(f->v->stats.cq_interrupts, 1);
 	close(efd);
 	fx_free(f);
 }
