@@ -128,8 +128,8 @@ for t in write read send atomic; do
 		restarts_under "ib_${t}_bw" "${PERF[@]}" -- "ib_${t}_bw" "${VPERF[@]}"
 done
 check "ibv_rc_pingpong -c (data checked) VM -> Soft-RoCE, systemctl restart x$RESTARTS" \
-	restarts_under ibv_rc_pingpong -d rxe0 -g 1 -s 4096 -n 10000 -c -- \
-		ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 10000 -c
+	restarts_under ibv_rc_pingpong -d rxe0 -g 1 -s 4096 -n 15000 -c -- \
+		ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 15000 -c
 
 # handed_over: the fds systemd handed each start of alpha's vrdmad.
 handed_over() { sed -n 's/^\([0-9]*\) fd(s) handed over by the service manager$/\1/p' "$DLOG"; }
@@ -165,12 +165,12 @@ two_vrdmads() {
 	local port=$((20000 + NTEST)) rc=0 hpid i who a0 b0 a1 b1
 	a0=$(restore_gaps | wc -l)
 	b0=$(grep -c 'restored as vrdmad' "$LOG_B" || true)
-	ip netns exec "$NSB" timeout 200 "$VRDMA_PINGPONG" -d "$RUN_B/beta.sock" -g 0 -s 4096 -n 40000 -c -e \
+	ip netns exec "$NSB" timeout 200 "$VRDMA_PINGPONG" -d "$RUN_B/beta.sock" -g 0 -s 4096 -n 80000 -c -e \
 		-p "$port" > "$TMP/server.out" 2>&1 &
 	hpid=$!
 	wait_listen "$NSB" "$port" 10 || true
 	guest_use vm
-	guest_start "cli$NTEST" 200 ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 40000 -c -p "$port" "$BETA"
+	guest_start "cli$NTEST" 200 ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 80000 -c -p "$port" "$BETA"
 	for i in $(seq "$1"); do
 		sleep 3
 		guest_running "cli$NTEST" || { echo "    the ping-pong ended before restart $i"; rc=1; break; }
