@@ -149,13 +149,13 @@ stats_fields() {
 		"ip_checksum", "ip_fragment", "ip_header", "ip_length", "not_udp", "opcode",
 		"pad", "short", "udp_length", "udp_port", "unknown_gid", "handover_full", "tx_full",
 		"tx_too_big"] | sort)
-	and (.workers[0] | keys) == ["id", "rx_bytes", "rx_frames", "wakeups"]
+	and (.workers[0] | keys) == ["id", "kicks", "rx_bytes", "rx_frames", "wakeups"]
 	and .workers[0].wakeups > 0	# an idle worker wakes at least every 250 ms
 	and [.vms[].name] == ["alpha", "beta"]
 	and (.vms[0] | keys) == ["device", "name", "rx_bytes", "rx_frames"]
-	and (.vms[0].device | keys) == ["bad_messages", "broken", "connected", "cqes", "ctrl_cmds",
-		"ctrl_errors", "events", "paths", "recv_wqes", "refused_mrs", "refused_mws",
-		"refused_srq_wqes", "refused_wqes", "send_wqes", "srq_wqes", "transport"]
+	and (.vms[0].device | keys) == ["bad_messages", "broken", "connected", "cq_interrupts", "cqes",
+		"ctrl_cmds", "ctrl_errors", "events", "interrupts", "paths", "recv_wqes", "refused_mrs",
+		"refused_mws", "refused_srq_wqes", "refused_wqes", "send_wqes", "srq_wqes", "transport"]
 	and (.vms[0].device.paths | type) == "object"
 	and (.vms[0].device.transport | length) > 30' <<< "$j" > /dev/null
 }
