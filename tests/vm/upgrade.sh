@@ -71,7 +71,7 @@ phases() {
 # RESTARTS times, 4 s apart, while they run; both must end 0, with no
 # asynchronous event, and every restart must restore the VM.
 restarts_under() {
-	local port=$((20000 + NTEST)) rc=0 n0 n1 i
+	local port=$((20000 + NTEST)) rc=0 n0 n1 i own=""
 	local -a srv=() cli=()
 	while [ "$1" != -- ]; do srv+=("$1"); shift; done
 	shift
@@ -89,6 +89,7 @@ restarts_under() {
 		sleep 4
 		guest_running "cli$NTEST" || { echo "    the client ended before restart $i"; rc=1; break; }
 		restart_svc "$CTA" || return 1
+		own+=" $(vm_start | sed -n 's/.*, \([0-9.]*\) ms after this vrdmad started$/\1/p')"
 	done
 	guest_use vm
 	guest_wait "cli$NTEST" > "$TMP/client.out" 2>&1 || rc=$?
@@ -101,6 +102,7 @@ restarts_under() {
 	n1=$(restore_gaps | wc -l)
 	echo "    restored $((n1 - n0)) time(s); gaps (ms, saved to restored): $(restore_gaps | tail -n +"$((n0 + 1))" | tr '\n' ' ')"
 	echo "    (old vrdmad after its save + systemd + exec to the fds + to the restore: $(phases "$((n1 - n0))"))"
+	echo "    (of each gap, the new vrdmad's own start to the restore, by its clock:$own)"
 	grep -hE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+|bytes in' "$TMP/client.out" | head -n 2 | sed 's/^/    /'
 	if [ $rc != 0 ]; then
 		echo "    -- server:"; tail -n 15 "$TMP/server.out" | sed 's/^/    /'
