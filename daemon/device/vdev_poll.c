@@ -14,11 +14,14 @@
 #define POLL_BUDGET 64		/* WQEs or CQEs per queue per poll */
 
 /* A call eventfd signalled: an interrupt in the guest (counted: ABI v2's
- * goal is next to none on a busy device, docs/virtio-rdma.md section 8). */
-static void signal_call(struct vdev *v, struct virtq *vq, bool force)
+ * goal is next to none on a busy device, docs/virtio-rdma.md section 8).
+ * Whether it was. */
+static bool signal_call(struct vdev *v, struct virtq *vq, bool force)
 {
-	if (virtq_notify(vq, force))
-		v->stats.interrupts++;
+	if (!virtq_notify(vq, force))
+		return false;
+	v->stats.interrupts++;
+	return true;
 }
 
 static unsigned int poll_ctrl(struct vdev *v)
@@ -270,10 +273,8 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 	if (notify || force) {
 		cq->armed = 0;
 		cq->solicited = false;
-		if (virtq_notify(vq, true)) {
-			v->stats.interrupts++;
+		if (signal_call(v, vq, true))
 			v->stats.cq_interrupts++;
-		}
 	}
 	return n;
 }

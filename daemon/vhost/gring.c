@@ -13,6 +13,12 @@ static bool pow2(uint32_t x)
 	return x && !(x & (x - 1));
 }
 
+/* The header: whole slots, so that no slot crosses a page. */
+static uint32_t hdr_size(uint32_t stride)
+{
+	return stride > GRING_HDR_MIN ? stride : GRING_HDR_MIN;
+}
+
 uint32_t gring_pages_needed(uint32_t entries, uint32_t stride)
 {
 	uint64_t bytes;
@@ -20,8 +26,7 @@ uint32_t gring_pages_needed(uint32_t entries, uint32_t stride)
 	if (!pow2(entries) || entries > GRING_MAX_ENTRIES || !pow2(stride) ||
 	    stride < GRING_MIN_STRIDE || stride > GRING_PAGE)
 		return 0;
-	bytes = (uint64_t)(stride > GRING_HDR_MIN ? stride : GRING_HDR_MIN) +
-		(uint64_t)entries * stride;
+	bytes = hdr_size(stride) + (uint64_t)entries * stride;
 	return (uint32_t)((bytes + GRING_PAGE - 1) / GRING_PAGE);
 }
 
@@ -62,7 +67,7 @@ int gring_init(struct gring *r, const struct guest_mem *gm, const uint64_t *page
 	r->npages = npages;
 	r->entries = entries;
 	r->stride = stride;
-	r->hdr = stride > GRING_HDR_MIN ? stride : GRING_HDR_MIN;
+	r->hdr = hdr_size(stride);
 	return 0;
 }
 
