@@ -27,7 +27,8 @@ struct vrdmad {
 	int broken_fd;			/* eventfd: a worker marked a device broken */
 	sd_event_source *broken_src;
 	sd_event *event;
-	uint64_t start_ns;
+	uint64_t start_ns;		/* main() began */
+	double fork_ms;			/* then, ms since the fork (-1: unknown) */
 	uint64_t watchdog_usec;		/* 0: systemd does not watch us */
 	uint64_t watchdog_missed;	/* pings withheld: a worker was stuck */
 	struct fdstore fds;		/* systemd's store: restarts that keep state */

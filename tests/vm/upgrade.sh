@@ -52,8 +52,9 @@ vm_start() { ctl status --json | jq -r '.vms[] | select(.name == "alpha") | .sta
 # phases N: where the time of alpha's last N restarts went (ms, from the
 # journal's monotonic stamps): the old vrdmad from its save to its last
 # line, systemd until it starts the next, the next until systemd handed it
-# the fds, then until the VM was restored; and how long the new vrdmad's
-# port took to open (its own clock, from its "ready" line).
+# the fds, then until the VM was restored; and where the new vrdmad's own
+# start went (its clock, from its "ready" line: load, control, port,
+# workers, VMs).
 phases() {
 	svc "$CTA" journalctl -u vrdmad -o short-monotonic --no-pager | awk -v n="$1" '
 		{ t = substr($0, 2, index($0, "]") - 2) + 0 }
@@ -64,9 +65,9 @@ phases() {
 		/vm alpha: restored as/ && s {
 			out[++k] = sprintf("%.0f+%.0f+%.0f+%.0f", (e - s) * 1000, (b - e) * 1000,
 				(h - b) * 1000, (t - h) * 1000); s = 0 }
-		/ready: .*the port / && k && out[k] !~ /port/ {
-			p = $0; sub(/.*the port /, "", p); sub(/,.*/, "", p)
-			out[k] = out[k] " (port " p ")" }
+		/ready: .*started in / && k && out[k] !~ /port/ {
+			p = $0; sub(/.*started in /, "", p); sub(/ ms \(/, ": ", p); sub(/\)$/, "", p)
+			out[k] = out[k] " (" p ")" }
 		END { for (i = k - n + 1; i <= k; i++) if (i > 0) printf "%s ", out[i] }'
 }
 
