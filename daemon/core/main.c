@@ -261,15 +261,19 @@ static int run(struct vrdmad *d)
 		goto unwatch_broken;
 	if (d->cfg.n_worker_cpus)
 		workers_pin(d->workers, d->n_workers, d->cfg.worker_cpus);
-	err = workers_run(d->workers, d->n_workers);
-	if (err)
-		goto free_workers;
 	t_workers = ms_since(&t);
+	/* The VMs before the workers run: adding or restoring one pauses every
+	 * worker (twice, for a restore), and on a busy host each pause waits
+	 * for a thread to be scheduled; one that has not started needs none. */
 	err = add_config_vms(d);
 	t_vms = ms_since(&t);
 	restart_settle(d);
 	if (err)
 		goto remove_vms;
+	err = workers_run(d->workers, d->n_workers);
+	if (err)
+		goto remove_vms;	/* stopped the ones it started */
+	t_workers += ms_since(&t);
 	if (sd_watchdog_enabled(0, &d->watchdog_usec) > 0) {
 		sd_event_source *wd;
 
@@ -297,7 +301,6 @@ static int run(struct vrdmad *d)
 remove_vms:
 	remove_vms(d);
 	workers_stop(d->workers, d->n_workers);
-free_workers:
 	workers_free(d->workers, d->n_workers);
 	d->workers = NULL;
 	d->n_workers = 0;
