@@ -97,10 +97,22 @@ struct virtio_rdma_config {
 	 * device needed a reset because its back end went away, probe it
 	 * again once this is non-zero (docs/virtio-rdma.md, section 3). */
 	uint32_t backend;
-	uint32_t reserved4;
-	uint64_t reserved[29];
+	/* ABI v2 (VIRTIO_RDMA_F_RINGS, docs/virtio-rdma.md section 8): the
+	 * objects a device with rings offers, and the doorbell pages it takes;
+	 * 0 where the feature is not offered. */
+	uint32_t ring_max_qp;
+	uint32_t ring_max_cq;
+	uint32_t ring_max_srq;
+	uint32_t max_db_pages;
+	uint32_t reserved5;
+	uint64_t reserved[27];
 };
 #define VIRTIO_RDMA_GID_TBL_LEN		16
+
+/* Feature bits (device-specific: 0..23). VIRTIO_RDMA_F_RINGS: ABI v2, the
+ * send, receive and completion rings in guest memory (section 8); a driver
+ * that negotiates it creates its CQs, QPs and SRQs with the *_RING commands. */
+#define VIRTIO_RDMA_F_RINGS		0
 
 /* caps: CREATE_QP takes one VIRTIO_IB_QPT_GSI per device (QP1, for the
  * driver's MAD layer: RDMA CM), and completions carry network_hdr_type. */
@@ -145,6 +157,9 @@ enum virtio_rdma_cmd {
 	VIRTIO_CMD_DESTROY_SRQ,
 	VIRTIO_CMD_ALLOC_MW,		/* 23 */
 	VIRTIO_CMD_DEALLOC_MW,
+	/* ABI v2, with VIRTIO_RDMA_F_RINGS only (else UNSUPP) */
+	VIRTIO_CMD_ADD_DB_PAGE,		/* 25 */
+	VIRTIO_CMD_DEL_DB_PAGE,
 	VIRTIO_CMD_MAX,
 };
 
@@ -270,6 +285,11 @@ struct virtio_rdma_rsp_alloc_mw {
 };
 
 struct virtio_rdma_cmd_dealloc_mw { uint32_t mwn; };
+
+/* ABI v2: a doorbell page, one 4 KiB page of guest memory (section 8). */
+struct virtio_rdma_cmd_add_db_page { uint64_t gpa; };
+struct virtio_rdma_rsp_add_db_page { uint32_t dbn; };
+struct virtio_rdma_cmd_del_db_page { uint32_t dbn; };
 
 enum virtio_rdma_qp_type { VIRTIO_IB_QPT_SMI, VIRTIO_IB_QPT_GSI, VIRTIO_IB_QPT_RC,
 			   VIRTIO_IB_QPT_UC, VIRTIO_IB_QPT_UD };
@@ -652,7 +672,11 @@ VRDMA_ABI(virtio_rdma_config, max_srq_wr, 404);
 VRDMA_ABI(virtio_rdma_config, max_srq_sge, 408);
 VRDMA_ABI(virtio_rdma_config, caps, 412);
 VRDMA_ABI(virtio_rdma_config, backend, 416);
-VRDMA_ABI(virtio_rdma_config, reserved, 424);
+VRDMA_ABI(virtio_rdma_config, ring_max_qp, 420);
+VRDMA_ABI(virtio_rdma_config, ring_max_cq, 424);
+VRDMA_ABI(virtio_rdma_config, ring_max_srq, 428);
+VRDMA_ABI(virtio_rdma_config, max_db_pages, 432);
+VRDMA_ABI(virtio_rdma_config, reserved, 440);
 VRDMA_ABI_SIZE(virtio_rdma_config, 656);
 
 VRDMA_ABI(virtio_rdma_rsp_query_port, phys_mtu, 4);
@@ -696,6 +720,9 @@ VRDMA_ABI_SIZE(virtio_rdma_cmd_alloc_mw, 8);
 VRDMA_ABI(virtio_rdma_rsp_alloc_mw, rkey, 4);
 VRDMA_ABI_SIZE(virtio_rdma_rsp_alloc_mw, 8);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_dealloc_mw, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_add_db_page, 8);
+VRDMA_ABI_SIZE(virtio_rdma_rsp_add_db_page, 4);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_del_db_page, 4);
 
 VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);

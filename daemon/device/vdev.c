@@ -152,6 +152,7 @@ static void free_resources(struct vdev *v)
 			eng_pd_free(v->pds[i]);
 			v->pds[i] = NULL;
 		}
+	vdev_db_free_all(v);
 }
 
 uint8_t vdev_mtu_enum(unsigned int mtu)

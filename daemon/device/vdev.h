@@ -49,6 +49,7 @@ struct vdev_stats {
 	uint64_t refused_mws;		/* ALLOC_MW refused at max_mr windows */
 	uint64_t interrupts;		/* call eventfds signalled, CQs' included */
 	uint64_t cq_interrupts;		/* of which for completions REQ_NOTIFY_CQ asked */
+	uint64_t refused_db_pages;	/* ADD_DB_PAGE refused at VDEV_MAX_DB_PAGES */
 };
 
 #define VDEV_MAX_PD	1024
@@ -60,10 +61,14 @@ struct vdev_stats {
  * heavy page lists delay the other devices of its worker by at most this
  * plus one command. */
 #define VDEV_POLL_PAGES	(1u << 18)
+/* ABI v2: doorbell pages per VM (one per guest process that uses rings,
+ * and the kernel's). */
+#define VDEV_MAX_DB_PAGES	64
 
 struct vdev_cq;
 struct vdev_qp;
 struct vdev_mr;
+struct vdev_db;
 
 struct vdev {
 	struct vu_dev vu;
@@ -88,6 +93,7 @@ struct vdev {
 	struct vdev_qp *qps;			/* [max_qp] */
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
 	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
+	struct vdev_db *dbs[VDEV_MAX_DB_PAGES];	/* ABI v2, index = dbn */
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */
 	struct vdev_stats stats;

@@ -761,6 +761,9 @@ static const struct {
 	CMD(ALLOC_MW, cmd_alloc_mw, sizeof(struct virtio_rdma_cmd_alloc_mw),
 	    sizeof(struct virtio_rdma_rsp_alloc_mw)),
 	CMD(DEALLOC_MW, cmd_dealloc_mw, sizeof(struct virtio_rdma_cmd_dealloc_mw), 0),
+	CMD(ADD_DB_PAGE, vdev_cmd_add_db_page, sizeof(struct virtio_rdma_cmd_add_db_page),
+	    sizeof(struct virtio_rdma_rsp_add_db_page)),
+	CMD(DEL_DB_PAGE, vdev_cmd_del_db_page, sizeof(struct virtio_rdma_cmd_del_db_page), 0),
 #undef CMD
 };
 

@@ -2,13 +2,15 @@
 /* The device's internals, shared by its files: vdev.c (lifecycle, config
  * space, engine and vhost-user glue), vdev_wqe.c (WQE decoding), vdev_mr.c
  * (page lists and the VM's page budget), vdev_ctrl.c (control commands),
- * vdev_poll.c (the queues). Not for the rest of the daemon. */
+ * vdev_poll.c (the queues), vdev_ring.c (ABI v2's rings in guest memory).
+ * Not for the rest of the daemon. */
 #ifndef VRDMAD_VDEV_INT_H
 #define VRDMAD_VDEV_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gring.h"
 #include "vdev.h"
 #include "vdev_test.h"
 
@@ -47,6 +49,20 @@ struct vdev_mr {
 	uint32_t charged;		/* pages charged to v->mr_pages */
 };
 
+/* A doorbell page (ABI v2): where it is, how many rings name it, and which
+ * of its bits they hold. */
+struct vdev_db {
+	uint64_t gpa;
+	uint32_t users;
+	uint64_t bits[GRING_DB_WORDS];
+};
+
+/* The driver negotiated ABI v2 (rings in guest memory). */
+static inline bool vdev_rings(const struct vdev *v)
+{
+	return v->vu.features & (1ull << VIRTIO_RDMA_F_RINGS);
+}
+
 /* vdev.c: a fresh engine and an empty device, as on a new connection. */
 int vdev_device_reset(struct vdev *v);
 /* vdev.c: mark the device broken (a virtqueue violation): once logged,
@@ -78,6 +94,12 @@ uint32_t vdev_max_mr_pages(const struct vdev *v);
 unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max);
 unsigned int vdev_discard_sq(struct vdev *v, uint32_t k, unsigned int max);
 unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max);
+
+/* vdev_ring.c: ADD_DB_PAGE and DEL_DB_PAGE; every doorbell page let go
+ * (a reset, the device freed). */
+uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp);
+uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp);
+void vdev_db_free_all(struct vdev *v);
 
 /* vdev_ctrl.c: a QP by its number, or NULL. */
 struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn);

@@ -188,6 +188,8 @@ int vdev_save(struct vdev *v, const struct vdev_state_info *info, struct sbuf *b
 
 	if (v->broken || v->vu.fd < 0)
 		return -ENOTCONN;	/* nothing worth keeping: it reconnects */
+	if (vdev_rings(v))
+		return -EOPNOTSUPP;	/* ABI v2's rings need state format 2 */
 	regions_by_file(&v->vu.mem, same_as);
 	err = keep(ctx, VDEV_FD_CONN, 0, v->vu.fd);
 	for (i = 0; !err && i < v->vu.mem.n; i++)

@@ -19,8 +19,11 @@
  *           bit 7     ... and page-align them
  *   then records, as long as the input lasts:
  *     u8 command: bits 0-4 the command (0..31: unknown ones too),
- *                 bit 7 fix the request: guest-address fields (pages)
- *                 into guest memory, QPNs to the QP of slot qpn % 8
+ *                 bit 6 from this record on, the driver negotiated
+ *                 VIRTIO_RDMA_F_RINGS (ABI v2's commands answer),
+ *                 bit 7 fix the request: guest-address fields (pages,
+ *                 doorbell pages) into guest memory, QPNs to the QP of
+ *                 slot qpn % 8
  *     u8 length:  bit 7 set: the exact size of the command's request;
  *                 else bits 0-6 (0..127 bytes)
  *     the request: that many bytes (zero-padded where the input ends)
@@ -86,6 +89,8 @@ static size_t req_size(uint8_t cmd)
 	case VIRTIO_CMD_DESTROY_SRQ: return sizeof(struct virtio_rdma_cmd_destroy_srq);
 	case VIRTIO_CMD_ALLOC_MW: return sizeof(struct virtio_rdma_cmd_alloc_mw);
 	case VIRTIO_CMD_DEALLOC_MW: return sizeof(struct virtio_rdma_cmd_dealloc_mw);
+	case VIRTIO_CMD_ADD_DB_PAGE: return sizeof(struct virtio_rdma_cmd_add_db_page);
+	case VIRTIO_CMD_DEL_DB_PAGE: return sizeof(struct virtio_rdma_cmd_del_db_page);
 	default: return 0;
 	}
 }
@@ -106,6 +111,7 @@ static size_t rsp_size(uint8_t cmd)
 	case VIRTIO_CMD_CREATE_SRQ: return sizeof(struct virtio_rdma_rsp_create_srq);
 	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_rsp_query_srq);
 	case VIRTIO_CMD_ALLOC_MW: return sizeof(struct virtio_rdma_rsp_alloc_mw);
+	case VIRTIO_CMD_ADD_DB_PAGE: return sizeof(struct virtio_rdma_rsp_add_db_page);
 	default: return 0;
 	}
 }
@@ -137,6 +143,11 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 		memcpy(&u32, FIELD(req, struct virtio_rdma_cmd_reg_user_mr, npages), 4);
 		u32 %= 64;
 		memcpy(FIELD(req, struct virtio_rdma_cmd_reg_user_mr, npages), &u32, 4);
+		break;
+	case VIRTIO_CMD_ADD_DB_PAGE:	/* a page of guest memory, aligned */
+		memcpy(&u64, req, 8);
+		u64 = fix_gpa(u64, true);
+		memcpy(req, &u64, 8);
 		break;
 	case VIRTIO_CMD_MODIFY_QP:
 	case VIRTIO_CMD_QUERY_QP:
@@ -193,6 +204,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (size >= 2) {
 		uint8_t cmd = data[0] & 0x1f, st;
 		bool fix = data[0] & 0x80;
+
+		if (data[0] & 0x40)
+			v.vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
 		size_t len = data[1] & 0x80 ? req_size(cmd) : data[1] & 0x7fu;
 		size_t take = len < size - 2 ? len : size - 2;
 		uint32_t rsp_len = 0xdeadbeef;

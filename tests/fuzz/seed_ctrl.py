@@ -73,3 +73,15 @@ for m in range(4):
 r += rec(3, struct.pack('<I', 0)) + rec(3, struct.pack('<I', 1))
 r += rec(5, struct.pack('<I', 0))
 open(OUT + '/lifecycle', 'wb').write(hdr + chunk + r)
+# ABI v2's doorbell pages (bit 6: the driver negotiated VIRTIO_RDMA_F_RINGS)
+def rec2(cmd, payload, fix=False):
+    return bytes([cmd | 0x40 | (0x80 if fix else 0), len(payload)]) + payload
+d = rec(25, struct.pack('<Q', GPA + 0x8000))            # ADD_DB_PAGE: UNSUPP (v1)
+d += rec2(25, struct.pack('<Q', GPA + 0x8000))          # -> 0
+d += rec2(25, struct.pack('<Q', GPA + 0x8000))          # the same page: INVAL
+d += rec2(25, struct.pack('<Q', GPA + 0x9008))          # unaligned: INVAL
+d += rec2(25, struct.pack('<Q', 0x12345), fix=True)      # -> 1
+d += rec2(26, struct.pack('<I', 0))                     # DEL_DB_PAGE
+d += rec2(26, struct.pack('<I', 0))                     # NOENT
+d += rec2(25, struct.pack('<Q', GPA + 0x8000))          # -> 0 again
+open(OUT + '/db_pages', 'wb').write(bytes([0]) + d)

@@ -34,6 +34,7 @@
 #include "icrc.h"
 #include "log.h"
 #include "vdev.h"
+#include "vdev_int.h"
 #include "vhost_backend.h"
 #include "vhost_user.h"
 #include "virtio_rdma.h"
@@ -3297,6 +3298,93 @@ static void test_restore_device_refused(void **state)
 	fx_free(f);
 }
 
+static int db_cmd(struct fx *f, uint8_t cmd, uint64_t v, uint32_t *dbn)
+{
+	uint64_t q = htole64(v);
+	uint32_t d = htole32((uint32_t)v), r = 0, len = 0;
+	int st;
+
+	if (cmd == VIRTIO_CMD_ADD_DB_PAGE)
+		st = ctrl(f, cmd, &q, sizeof(q), &r, sizeof(r), &len);
+	else
+		st = ctrl(f, cmd, &d, sizeof(d), NULL, 0, NULL);
+	if (dbn && st == VIRTIO_RDMA_OK && len == sizeof(r))
+		*dbn = le32toh(r);
+	return st;
+}
+
+/* docs/virtio-rdma.md section 8: doorbell pages, with VIRTIO_RDMA_F_RINGS
+ * only (UNSUPP without); ADD_DB_PAGE takes a 4 KiB aligned page of guest
+ * memory (else INVAL, FAULT outside it), once (the same page again INVAL),
+ * up to VDEV_MAX_DB_PAGES (then NOMEM, refused_db_pages), clearing the
+ * device's half; DEL_DB_PAGE frees one no ring names (NOENT, BUSY); a
+ * reset lets every page go; a device with rings is not saved (format 2). */
+static void test_db_pages(void **state)
+{
+	struct fx *f = fx_new("vm-a", 1);
+	uint64_t page = GPA_BASE + SCRATCH_OFF, base = page;
+	uint32_t dbn, first, i, want_errors;
+	struct keeper kp = { 0 };
+	struct sbuf b = { 0 };
+
+	(void)state;
+	handshake(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_UNSUPP);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, 0, NULL), VIRTIO_RDMA_ERR_UNSUPP);
+	/* no front end can negotiate it yet: vrdmad offers the bit once the
+	 * rings work end to end */
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
+
+	memset(f->mem + SCRATCH_OFF, 0xff, GRING_DB_BITS_OFF);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &first), VIRTIO_RDMA_OK);
+	assert_int_equal(f->mem[SCRATCH_OFF + GRING_DB_NEED_WAKE], 0);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page + 8, &dbn), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + MEM_SIZE, &dbn),
+			 VIRTIO_RDMA_ERR_FAULT);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE - GRING_PAGE, &dbn),
+			 VIRTIO_RDMA_ERR_FAULT);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, 0, &dbn), VIRTIO_RDMA_ERR_FAULT);
+	for (i = 1; i < VDEV_MAX_DB_PAGES; i++) {
+		dbn = ~0u;
+		assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, base + i * GRING_PAGE, &dbn),
+				 VIRTIO_RDMA_OK);
+		assert_true(dbn < VDEV_MAX_DB_PAGES && dbn != first);
+	}
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, base + i * GRING_PAGE, &dbn),
+			 VIRTIO_RDMA_ERR_NOMEM);
+	assert_int_equal(f->v->stats.refused_db_pages, 1);
+	want_errors = 2 + 2 + 3 + 1;	/* UNSUPP, INVAL, FAULT, NOMEM */
+	assert_int_equal(f->v->stats.ctrl_errors, want_errors);
+
+	/* one a ring names stays */
+	f->v->dbs[first]->users = 1;
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, first, NULL), VIRTIO_RDMA_ERR_BUSY);
+	f->v->dbs[first]->users = 0;
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, first, NULL), VIRTIO_RDMA_OK);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, first, NULL), VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, VDEV_MAX_DB_PAGES, NULL),
+			 VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, ~0u, NULL), VIRTIO_RDMA_ERR_NOENT);
+	/* its place is free again, for the same page too */
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(dbn, first);
+
+	/* ABI v2's state is not saved yet: the VM would reconnect */
+	assert_int_equal(vdev_save(f->v, &test_info, &b, keep_fd, &kp), -EOPNOTSUPP);
+	assert_int_equal(kp.n, 0);
+	sb_free(&b);
+
+	/* a new connection starts with none (and without the feature) */
+	reconnect(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_UNSUPP);
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		assert_null(f->v->dbs[i]);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_OK);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3332,6 +3420,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_protocol_features, teardown_fx),
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
 		cmocka_unit_test_teardown(test_mw_commands, teardown_fx),
+		cmocka_unit_test(test_db_pages),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};
