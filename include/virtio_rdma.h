@@ -160,6 +160,7 @@ enum virtio_rdma_cmd {
 	/* ABI v2, with VIRTIO_RDMA_F_RINGS only (else UNSUPP) */
 	VIRTIO_CMD_ADD_DB_PAGE,		/* 25 */
 	VIRTIO_CMD_DEL_DB_PAGE,
+	VIRTIO_CMD_CREATE_CQ_RING,	/* 27 */
 	VIRTIO_CMD_MAX,
 };
 
@@ -290,6 +291,32 @@ struct virtio_rdma_cmd_dealloc_mw { uint32_t mwn; };
 struct virtio_rdma_cmd_add_db_page { uint64_t gpa; };
 struct virtio_rdma_rsp_add_db_page { uint32_t dbn; };
 struct virtio_rdma_cmd_del_db_page { uint32_t dbn; };
+
+/* ABI v2: a CQ whose completions the device writes into a ring of 64-byte
+ * CQEs in guest memory (section 8); the response is CREATE_CQ's. */
+struct virtio_rdma_cmd_create_cq_ring {
+	uint32_t entries;	/* a power of two; the CQ's depth */
+	uint32_t dbn;		/* its doorbell page ... */
+	uint32_t db_bit;	/* ... and bit there (arming) */
+	uint32_t npages;	/* the ring's pages: header and slots */
+	uint64_t pages;		/* guest address of npages le64 page addresses */
+};
+
+/* With VIRTIO_RDMA_F_RINGS: virtqueue 1 wakes the device (no buffers),
+ * virtqueue 2 carries its events, one per buffer of at least 8 bytes. */
+#define VIRTIO_RDMA_WAKE_VQ		1
+#define VIRTIO_RDMA_EVENT_VQ		2
+struct virtio_rdma_ring_event {
+	uint32_t cqn;
+	uint32_t kind;		/* VIRTIO_RDMA_RING_EVENT_* */
+};
+#define VIRTIO_RDMA_RING_EVENT_COMPLETION	0	/* the completion an arm asked for */
+#define VIRTIO_RDMA_RING_EVENT_ASYNC		1	/* an event CQE is in the ring */
+/* The arm word of a CQ ring: seq << 2 | VIRTIO_RDMA_NOTIFY_* (a new seq is
+ * a new request); the device's armed word: the last seq taken, and this bit
+ * once its event went out. */
+#define VIRTIO_RDMA_RING_ARM_SEQ(w)	((w) >> 2)
+#define VIRTIO_RDMA_RING_ARMED_FIRED	(1u << 31)
 
 enum virtio_rdma_qp_type { VIRTIO_IB_QPT_SMI, VIRTIO_IB_QPT_GSI, VIRTIO_IB_QPT_RC,
 			   VIRTIO_IB_QPT_UC, VIRTIO_IB_QPT_UD };
@@ -723,6 +750,10 @@ VRDMA_ABI_SIZE(virtio_rdma_cmd_dealloc_mw, 4);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_add_db_page, 8);
 VRDMA_ABI_SIZE(virtio_rdma_rsp_add_db_page, 4);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_del_db_page, 4);
+VRDMA_ABI(virtio_rdma_cmd_create_cq_ring, npages, 12);
+VRDMA_ABI(virtio_rdma_cmd_create_cq_ring, pages, 16);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_cq_ring, 24);
+VRDMA_ABI_SIZE(virtio_rdma_ring_event, 8);
 
 VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);

@@ -72,6 +72,11 @@ static struct virtio_rdma_cqe *queue_event(struct vdev *v, struct vdev_cq *cq, u
 	return e;
 }
 
+void vdev_cq_event(struct vdev *v, struct vdev_cq *cq, uint32_t event, uint32_t qpn)
+{
+	queue_event(v, cq, event, qpn);
+}
+
 static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int event)
 {
 	struct vdev *v = ctx;
@@ -143,8 +148,10 @@ static void free_resources(struct vdev *v)
 			v->mrs[i] = NULL;
 		}
 	for (i = 0; i < v->max_cq; i++)
-		if (v->cqs[i].eng)
+		if (v->cqs[i].eng) {
 			eng_cq_destroy(v->cqs[i].eng);
+			vdev_ring_cq_release(v, &v->cqs[i]);
+		}
 	memset(v->cqs, 0, v->max_cq * sizeof(*v->cqs));
 	v->cq_hi = v->qp_hi = 0;
 	for (i = 0; i < VDEV_MAX_PD; i++)

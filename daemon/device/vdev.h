@@ -50,6 +50,7 @@ struct vdev_stats {
 	uint64_t interrupts;		/* call eventfds signalled, CQs' included */
 	uint64_t cq_interrupts;		/* of which for completions REQ_NOTIFY_CQ asked */
 	uint64_t refused_db_pages;	/* ADD_DB_PAGE refused at VDEV_MAX_DB_PAGES */
+	uint64_t ring_errors;		/* rings put in error: a lying index, a page gone */
 };
 
 #define VDEV_MAX_PD	1024

@@ -13,7 +13,7 @@
 #include "vdev_int.h"
 #include "vm.h"
 
-static uint8_t status_of(int err)
+uint8_t vdev_status_of(int err)
 {
 	switch (err) {
 	case 0: return VIRTIO_RDMA_OK;
@@ -108,11 +108,13 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 	uint32_t n;
 	int err;
 
+	if (vdev_rings(v))	/* CQs are rings then: CREATE_CQ_RING */
+		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (!cqe || cqe > ENG_MAX_CQE)
 		return VIRTIO_RDMA_ERR_INVAL;
 	err = eng_cq_create(v->eng, cqe, &ecq);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	n = eng_cq_handle(ecq);
 	empty_cq_slot(v, n);	/* posted before the CQ existed: not for it */
 	memset(&v->cqs[n], 0, sizeof(v->cqs[n]));
@@ -128,7 +130,7 @@ static uint8_t cmd_create_cq(struct vdev *v, const void *req, void *rsp)
 static uint8_t slot_freed(int err, void *slot, size_t size)
 {
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	memset(slot, 0, size);
 	return VIRTIO_RDMA_OK;
 }
@@ -138,12 +140,16 @@ static uint8_t cmd_destroy_cq(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_destroy_cq *q = req;
 	struct vdev_cq *cq = cq_get(v, le32toh(q->cqn));
 	uint8_t st;
+	int err;
 
 	(void)rsp;
 	if (!cq)
 		return VIRTIO_RDMA_ERR_NOENT;
-	st = slot_freed(eng_cq_destroy(cq->eng), cq, sizeof(*cq));
-	if (!st)
+	err = eng_cq_destroy(cq->eng);
+	if (!err)
+		vdev_ring_cq_release(v, cq);
+	st = slot_freed(err, cq, sizeof(*cq));
+	if (!st && !vdev_rings(v))
 		empty_cq_slot(v, (uint32_t)(cq - v->cqs));
 	return st;
 }
@@ -157,7 +163,7 @@ static uint8_t cmd_create_pd(struct vdev *v, const void *req, void *rsp)
 	(void)req;
 	err = eng_pd_alloc(v->eng, &pd);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	v->pds[eng_pd_handle(pd)] = pd;
 	r->pdn = htole32(eng_pd_handle(pd));
 	return VIRTIO_RDMA_OK;
@@ -195,7 +201,7 @@ static uint8_t mr_new(struct vdev *v, uint32_t pdn, uint32_t access, uint64_t io
 	if (err == -ENOSPC)		/* max_mr */
 		v->stats.refused_mrs++;
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	mrn = eng_mr_handle(mr->eng);	/* the engine's slot: unique, < max_mr */
 	v->mrs[mrn] = mr;
 	r->mrn = htole32(mrn);
@@ -344,7 +350,7 @@ static uint8_t cmd_alloc_mw(struct vdev *v, const void *req, void *rsp)
 	if (err == -ENOSPC)		/* as many as max_mr */
 		v->stats.refused_mws++;
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	r->mwn = htole32(eng_mw_handle(mw));
 	r->rkey = htole32(eng_mw_rkey(mw));
 	return VIRTIO_RDMA_OK;
@@ -358,7 +364,7 @@ static uint8_t cmd_dealloc_mw(struct vdev *v, const void *req, void *rsp)
 	(void)rsp;
 	if (!mw)
 		return VIRTIO_RDMA_ERR_NOENT;
-	return status_of(eng_mw_dealloc(mw));	/* a bound one is invalidated */
+	return vdev_status_of(eng_mw_dealloc(mw));	/* a bound one is invalidated */
 }
 
 static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
@@ -404,7 +410,7 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_INVAL;
 	err = eng_qp_create(pd, &init, &eqp);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	k = eng_qp_handle(eqp);	/* < max_qp: the engine's limit is ours */
 	empty_qp_slot(v, k);	/* posted before the QP existed: not for it */
 	qp = &v->qps[k];
@@ -502,7 +508,7 @@ static uint8_t cmd_modify_qp(struct vdev *v, const void *req, void *rsp)
 	ah_to_eng(&a->ah_attr, &e.ah_attr);
 	if ((mask & ENG_QP_ACCESS_FLAGS) && !access_valid(e.qp_access_flags))
 		return VIRTIO_RDMA_ERR_INVAL;
-	return status_of(eng_qp_modify(qp->eng, &e, mask));
+	return vdev_status_of(eng_qp_modify(qp->eng, &e, mask));
 }
 
 static uint8_t cmd_query_qp(struct vdev *v, const void *req, void *rsp)
@@ -519,7 +525,7 @@ static uint8_t cmd_query_qp(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOENT;
 	err = eng_qp_query(qp->eng, &e, &init);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	a->qp_state = e.qp_state;
 	a->cur_qp_state = e.qp_state;
 	a->path_mtu = e.path_mtu;
@@ -578,7 +584,7 @@ static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_INVAL;
 	err = eng_srq_create(pd, &a, &srq);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	k = eng_srq_slot(srq);	/* < max_qp: a QP slot */
 	empty_qp_slot(v, k);	/* posted before the SRQ existed: not for it */
 	memset(&v->qps[k], 0, sizeof(v->qps[k]));
@@ -605,7 +611,7 @@ static uint8_t cmd_modify_srq(struct vdev *v, const void *req, void *rsp)
 	if ((le32toh(q->attr_mask) & VIRTIO_IB_SRQ_MAX_WR) && a.max_wr > VDEV_MAX_QP_WR)
 		return VIRTIO_RDMA_ERR_INVAL;
 	/* the IB bits are the engine's */
-	return status_of(eng_srq_modify(s->srq, &a, le32toh(q->attr_mask)));
+	return vdev_status_of(eng_srq_modify(s->srq, &a, le32toh(q->attr_mask)));
 }
 
 static uint8_t cmd_query_srq(struct vdev *v, const void *req, void *rsp)
@@ -620,7 +626,7 @@ static uint8_t cmd_query_srq(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOENT;
 	err = eng_srq_query(s->srq, &a);
 	if (err)
-		return status_of(err);
+		return vdev_status_of(err);
 	r->max_wr = htole32(a.max_wr);
 	r->max_sge = htole32(a.max_sge);
 	r->srq_limit = htole32(a.srq_limit);
@@ -710,6 +716,8 @@ static uint8_t cmd_req_notify(struct vdev *v, const void *req, void *rsp)
 	(void)rsp;
 	if (!cq)
 		return VIRTIO_RDMA_ERR_NOENT;
+	if (cq->ring.entries)	/* its arm word does it */
+		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (flags != VIRTIO_RDMA_NOTIFY_SOLICITED && flags != VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION)
 		return VIRTIO_RDMA_ERR_INVAL;
 	/* Arming for any completion wins over solicited-only (ibverbs). */
@@ -764,6 +772,8 @@ static const struct {
 	CMD(ADD_DB_PAGE, vdev_cmd_add_db_page, sizeof(struct virtio_rdma_cmd_add_db_page),
 	    sizeof(struct virtio_rdma_rsp_add_db_page)),
 	CMD(DEL_DB_PAGE, vdev_cmd_del_db_page, sizeof(struct virtio_rdma_cmd_del_db_page), 0),
+	CMD(CREATE_CQ_RING, vdev_cmd_create_cq_ring, sizeof(struct virtio_rdma_cmd_create_cq_ring),
+	    sizeof(struct virtio_rdma_rsp_create_cq)),
 #undef CMD
 };
 

@@ -25,7 +25,22 @@ struct vdev_cq {
 	struct virtio_rdma_cqe events[CQ_EVENTS];
 	unsigned int n_events;
 	bool in_error;			/* overran: nothing but its event */
+	/* ABI v2: its ring in guest memory (ring.entries 0: a v1 CQ) */
+	struct gring ring;
+	uint32_t written;		/* CQEs written, as the ring's header says */
+	uint32_t cons;			/* the last consumer index that checked out */
+	uint32_t arm_seq;		/* the seq of the last arm request taken */
+	uint16_t dbn, db_bit;
 };
+
+/* A completion with this status meets the CQ's arm request (IBA 11.4.2.2:
+ * a solicited one or an error for SOLICITED). */
+static inline bool vdev_cq_arm_met(const struct vdev_cq *cq, uint8_t status)
+{
+	return cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION ||
+	       (cq->armed == VIRTIO_RDMA_NOTIFY_SOLICITED &&
+		(cq->solicited || status != ENG_WC_SUCCESS));
+}
 
 /* A QP slot k: a QP, an SRQ (its RQ virtqueue feeds the SRQ, its SQ takes
  * nothing), or neither. */
@@ -76,6 +91,11 @@ uint8_t vdev_mtu_enum(unsigned int mtu);
  * completion (0 if it is too short to hold one). */
 uint64_t vdev_wqe_wr_id(const uint8_t *buf, int64_t len, bool recv);
 
+/* vdev_mr.c: a list of npages le64 page addresses at list_gpa, read once
+ * into *out (host order, the caller's to free); counted against the poll's
+ * page budget. FAULT, NOMEM. */
+uint8_t vdev_copy_page_list(struct vdev *v, uint64_t list_gpa, uint32_t npages, uint64_t **out);
+
 /* vdev_mr.c: the engine's map callback of an MR (eng_mr_reg); its page list
  * read from the guest; pages charged to the VM's budget; an MR freed with
  * its registration and charge; the most pages one MR may have. Status
@@ -95,11 +115,26 @@ unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max);
 unsigned int vdev_discard_sq(struct vdev *v, uint32_t k, unsigned int max);
 unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max);
 
-/* vdev_ring.c: ADD_DB_PAGE and DEL_DB_PAGE; every doorbell page let go
- * (a reset, the device freed). */
+/* vdev_ring.c: ADD_DB_PAGE, DEL_DB_PAGE, CREATE_CQ_RING; a ring CQ's ring
+ * and doorbell bit let go (its engine CQ is the caller's); its completions
+ * and events into its ring, how many; every doorbell page let go (a reset,
+ * the device freed, after its ring CQs). */
 uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp);
+uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp);
+void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq);
+unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn);
 void vdev_db_free_all(struct vdev *v);
+
+/* vdev_poll.c: a completion as the guest's CQE; an interrupt on vq. */
+void vdev_cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c);
+bool vdev_signal_call(struct vdev *v, struct virtq *vq, bool force);
+
+/* vdev_ctrl.c: the status byte for an engine's 0 or negative errno. */
+uint8_t vdev_status_of(int err);
+/* vdev.c: an asynchronous event for the CQ (VIRTIO_RDMA_EVENT_*), queued
+ * for its queue or ring. */
+void vdev_cq_event(struct vdev *v, struct vdev_cq *cq, uint32_t event, uint32_t qpn);
 
 /* vdev_ctrl.c: a QP by its number, or NULL. */
 struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn);

@@ -40,24 +40,38 @@ void *vdev_mr_map(void *mem, uint64_t off, uint64_t len, uint64_t *contig)
 	return p;
 }
 
-/* Copy a page list from guest memory (read once) and check every page;
- * it replaces the MR's pages only when all are good. */
-uint8_t vdev_mr_load_pages(struct vdev *v, struct vdev_mr *mr, uint64_t pages_gpa, uint32_t npages)
+uint8_t vdev_copy_page_list(struct vdev *v, uint64_t list_gpa, uint32_t npages, uint64_t **out)
 {
 	const void *src;
 	uint64_t *pages;
 	uint32_t i;
 
 	v->poll_pages += npages;
-	src = guest_gpa(&v->vu.mem, pages_gpa, (uint64_t)npages * 8);
+	src = guest_gpa(&v->vu.mem, list_gpa, (uint64_t)npages * 8);
 	if (!src)
 		return VIRTIO_RDMA_ERR_FAULT;
 	pages = malloc((size_t)npages * sizeof(*pages));
 	if (!pages)
 		return VIRTIO_RDMA_ERR_NOMEM;
 	memcpy(pages, src, (size_t)npages * sizeof(*pages));
-	for (i = 0; i < npages; i++) {
+	for (i = 0; i < npages; i++)
 		pages[i] = le64toh(pages[i]);
+	*out = pages;
+	return VIRTIO_RDMA_OK;
+}
+
+/* Copy a page list from guest memory (read once) and check every page;
+ * it replaces the MR's pages only when all are good. */
+uint8_t vdev_mr_load_pages(struct vdev *v, struct vdev_mr *mr, uint64_t pages_gpa, uint32_t npages)
+{
+	uint64_t *pages;
+	uint32_t i;
+	uint8_t st;
+
+	st = vdev_copy_page_list(v, pages_gpa, npages, &pages);
+	if (st)
+		return st;
+	for (i = 0; i < npages; i++) {
 		if (pages[i] % VIRTIO_RDMA_PAGE_SIZE) {
 			free(pages);
 			return VIRTIO_RDMA_ERR_INVAL;

@@ -16,7 +16,7 @@
 /* A call eventfd signalled: an interrupt in the guest (counted: ABI v2's
  * goal is next to none on a busy device, docs/virtio-rdma.md section 8).
  * Whether it was. */
-static bool signal_call(struct vdev *v, struct virtq *vq, bool force)
+bool vdev_signal_call(struct vdev *v, struct virtq *vq, bool force)
 {
 	if (!virtq_notify(vq, force))
 		return false;
@@ -70,7 +70,7 @@ static unsigned int poll_ctrl(struct vdev *v)
 			break;
 	}
 	if (n)
-		signal_call(v, vq, false);
+		vdev_signal_call(v, vq, false);
 	return n;
 }
 
@@ -135,7 +135,7 @@ static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool
 		n++;
 	}
 	if (n)
-		signal_call(v, vq, false);
+		vdev_signal_call(v, vq, false);
 	return n;
 }
 
@@ -154,7 +154,7 @@ static unsigned int discard(struct vdev *v, struct virtq *vq, unsigned int max, 
 		return 0;
 	}
 	if (n && call)
-		signal_call(v, vq, false);
+		vdev_signal_call(v, vq, false);
 	return (unsigned int)n;
 }
 
@@ -178,7 +178,7 @@ unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max)
 		       "completion queue: malformed avail ring");
 }
 
-static void cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
+void vdev_cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->wr_id = htole64(wc->wr_id);
@@ -237,7 +237,7 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 			n++;
 		}
 		if (n)
-			signal_call(v, vq, true);
+			vdev_signal_call(v, vq, true);
 		return n;
 	}
 	while (cq->n_events && (r = cq_buffer(v, vq, &e)) != 0) {
@@ -258,22 +258,20 @@ static unsigned int poll_cq(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		r = cq_buffer(v, vq, &e);
 		if (r <= 0)
 			break;
-		cqe_from_wc(&cq->held, &c);
+		vdev_cqe_from_wc(&cq->held, &c);
 		vdev_lie_cqe(&c);
 		cq->have_held = false;
 		virtq_write(&e, 0, &c, CQE_SIZE);
 		virtq_push(vq, e.head, CQE_SIZE);
 		v->stats.cqes++;
-		if (cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION ||
-		    (cq->armed == VIRTIO_RDMA_NOTIFY_SOLICITED &&
-		     (cq->solicited || c.status != ENG_WC_SUCCESS)))
+		if (vdev_cq_arm_met(cq, c.status))
 			notify = true;
 		n++;
 	}
 	if (notify || force) {
 		cq->armed = 0;
 		cq->solicited = false;
-		if (signal_call(v, vq, true))
+		if (vdev_signal_call(v, vq, true))
 			v->stats.cq_interrupts++;
 	}
 	return n;
@@ -306,9 +304,11 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 		return n;
 	n += eng_poll(v->eng, next_timer);
 	for (i = 0; i < v->cq_hi && !v->broken; i++)
-		if (v->cqs[i].eng)
+		if (v->cqs[i].ring.entries)
+			n += vdev_poll_cq_ring(v, &v->cqs[i], i);
+		else if (v->cqs[i].eng)
 			n += poll_cq(v, &v->cqs[i], i);
-		else
+		else if (!vdev_rings(v))	/* with rings, CQs have no queues */
 			n += vdev_discard_cq(v, i, POLL_BUDGET);
 	return n;
 }
@@ -353,6 +353,12 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 	for (i = 0; i < v->qp_hi; i++) {
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, i)], wanted, &work);
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
+	}
+	if (vdev_rings(v)) {
+		/* a wake-up; event buffers are the device's to take when it
+		 * has an event, not work */
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_WAKE_VQ], wanted, &work);
+		return work;
 	}
 	for (i = 0; i < v->cq_hi; i++) {
 		struct vdev_cq *cq = &v->cqs[i];

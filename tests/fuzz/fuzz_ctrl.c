@@ -30,6 +30,10 @@
  *   Handles come out small (pdn, cqn, mrn from 0/1; QPNs by slot), so later
  *   records of the same input reuse what earlier ones created.
  *
+ * After each record the device polls (no queue is set up: what runs is the
+ * engine and ABI v2's CQ rings, whose guest-written words are the chunk's
+ * bytes or zeroes).
+ *
  * Checks: the status is a known one (<= VIRTIO_RDMA_ERR_UNSUPP); on OK the
  * response length is exactly the command's response size and at most the
  * capacity; the device stays live. FUZZ_VERBOSE=1 keeps the daemon's log
@@ -91,6 +95,7 @@ static size_t req_size(uint8_t cmd)
 	case VIRTIO_CMD_DEALLOC_MW: return sizeof(struct virtio_rdma_cmd_dealloc_mw);
 	case VIRTIO_CMD_ADD_DB_PAGE: return sizeof(struct virtio_rdma_cmd_add_db_page);
 	case VIRTIO_CMD_DEL_DB_PAGE: return sizeof(struct virtio_rdma_cmd_del_db_page);
+	case VIRTIO_CMD_CREATE_CQ_RING: return sizeof(struct virtio_rdma_cmd_create_cq_ring);
 	default: return 0;
 	}
 }
@@ -99,7 +104,8 @@ static size_t rsp_size(uint8_t cmd)
 {
 	switch (cmd) {
 	case VIRTIO_CMD_QUERY_PORT: return sizeof(struct virtio_rdma_rsp_query_port);
-	case VIRTIO_CMD_CREATE_CQ: return sizeof(struct virtio_rdma_rsp_create_cq);
+	case VIRTIO_CMD_CREATE_CQ:
+	case VIRTIO_CMD_CREATE_CQ_RING: return sizeof(struct virtio_rdma_rsp_create_cq);
 	case VIRTIO_CMD_CREATE_PD: return sizeof(struct virtio_rdma_rsp_create_pd);
 	case VIRTIO_CMD_GET_DMA_MR:
 	case VIRTIO_CMD_CREATE_MR:
@@ -149,6 +155,11 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 		u64 = fix_gpa(u64, true);
 		memcpy(req, &u64, 8);
 		break;
+	case VIRTIO_CMD_CREATE_CQ_RING:	/* the page list in guest memory */
+		memcpy(&u64, FIELD(req, struct virtio_rdma_cmd_create_cq_ring, pages), 8);
+		u64 = fix_gpa(u64, false);
+		memcpy(FIELD(req, struct virtio_rdma_cmd_create_cq_ring, pages), &u64, 8);
+		break;
 	case VIRTIO_CMD_MODIFY_QP:
 	case VIRTIO_CMD_QUERY_QP:
 	case VIRTIO_CMD_DESTROY_QP:
@@ -169,6 +180,7 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t req[1024], rsp[RSP_CAP];
+	uint64_t next_timer;
 	size_t chunk, i;
 	uint8_t flags;
 
@@ -231,6 +243,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			CHECK(rsp_len <= sizeof(rsp));
 		}
+		CHECK(vdev_live(&v));
+		/* CQ rings read the guest's words (fuzzer bytes) at every poll */
+		vdev_poll(&v, &next_timer);
 		CHECK(vdev_live(&v));
 	}
 

@@ -85,3 +85,18 @@ d += rec2(26, struct.pack('<I', 0))                     # DEL_DB_PAGE
 d += rec2(26, struct.pack('<I', 0))                     # NOENT
 d += rec2(25, struct.pack('<Q', GPA + 0x8000))          # -> 0 again
 open(OUT + '/db_pages', 'wb').write(bytes([0]) + d)
+# a CQ ring: its page list at guest offset 0 (the chunk), the ring at
+# 0x2000, the doorbell page at 0x1000; a QP on it flushed to ERR
+lst = struct.pack('<Q', GPA + 0x2000) + bytes(56)
+c = rec2(25, struct.pack('<Q', GPA + 0x1000))            # ADD_DB_PAGE -> 0
+c += rec2(27, struct.pack('<IIIIQ', 8, 0, 3, 1, GPA))     # CREATE_CQ_RING -> 0
+c += rec2(27, struct.pack('<IIIIQ', 8, 0, 3, 1, GPA))     # bit taken: BUSY
+c += rec2(4, b'')                                        # CREATE_PD -> 0
+c += rec2(11, struct.pack('<IBBHIIIIII I32x', 0, 2, 0, 0, 16, 2, 0, 16, 2, 0, 64))  # RC on CQ 0
+c += rec2(12, struct.pack('<II', 16, 1) + qp_attr(6), fix=True)   # to ERR
+c += rec2(2, struct.pack('<I', 8))                       # CREATE_CQ: UNSUPP
+c += rec2(18, struct.pack('<II', 0, 2))                  # REQ_NOTIFY_CQ: UNSUPP
+c += rec2(14, struct.pack('<I', 16), fix=True)           # DESTROY_QP
+c += rec2(3, struct.pack('<I', 0))                       # DESTROY_CQ
+c += rec2(26, struct.pack('<I', 0))                      # DEL_DB_PAGE
+open(OUT + '/cq_ring', 'wb').write(bytes([1]) + lst + c)

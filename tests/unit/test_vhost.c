@@ -3385,6 +3385,185 @@ static void test_db_pages(void **state)
 	fx_free(f);
 }
 
+#define DB_OFF		PAGES_OFF		/* a doorbell page */
+#define CQR_OFF		(PAGES_OFF + 0x1000u)	/* a CQ ring's one page */
+#define CQR_LIST_OFF	(PAGES_OFF + 0x3000u)	/* its page list */
+
+static uint8_t create_cq_ring(struct fx *f, uint32_t entries, uint32_t dbn, uint32_t bit,
+			      uint32_t npages, uint64_t list, uint32_t *cqn)
+{
+	struct virtio_rdma_cmd_create_cq_ring q = {
+		htole32(entries), htole32(dbn), htole32(bit), htole32(npages), htole64(list),
+	};
+	struct virtio_rdma_rsp_create_cq r = { 0 };
+	uint32_t len = 0;
+	uint8_t st = ctrl(f, VIRTIO_CMD_CREATE_CQ_RING, &q, sizeof(q), &r, sizeof(r), &len);
+
+	if (st == VIRTIO_RDMA_OK) {
+		assert_int_equal(len, sizeof(r));
+		*cqn = le32toh(r.cqn);
+	}
+	return st;
+}
+
+static uint32_t ring_word(struct fx *f, uint32_t off)
+{
+	uint32_t w;
+
+	memcpy(&w, f->mem + CQR_OFF + off, 4);
+	return le32toh(w);
+}
+
+static void set_ring_word(struct fx *f, uint32_t off, uint32_t v)
+{
+	uint32_t w = htole32(v);
+
+	memcpy(f->mem + CQR_OFF + off, &w, 4);
+}
+
+static struct virtio_rdma_cqe ring_cqe(struct fx *f, uint32_t i)
+{
+	struct virtio_rdma_cqe c;
+
+	memcpy(&c, f->mem + CQR_OFF + GRING_HDR_MIN + (i % 8) * 64u, sizeof(c));
+	return c;
+}
+
+/* docs/virtio-rdma.md section 8: CQ rings, with VIRTIO_RDMA_F_RINGS only.
+ * CREATE_CQ_RING checks the depth, the doorbell page (NOENT), its bit
+ * (INVAL past the page, BUSY when taken), the page count and every page
+ * (FAULT outside guest memory); CREATE_CQ and REQ_NOTIFY_CQ are then
+ * UNSUPP. Completions land in the slots, then `written`; an arm word with
+ * a new seq arms it, its event goes on the event queue (one interrupt),
+ * `armed` says taken and fired; a consumer index that passes `written` puts
+ * that CQ alone in error (CQ_ERR in its ring, counted); destroying it frees
+ * its bit, so the doorbell page can go; a reset frees a live one. */
+static void test_cq_ring(void **state)
+{
+	uint32_t pdn, cqn, cqn2, k, qpn, dbn, len, i;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_req_notify arm = { 0, htole32(VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION) };
+	struct virtio_rdma_cmd_create_cq v1 = { htole32(8) };
+	struct virtio_rdma_rsp_create_cq r1;
+	struct virtio_rdma_ring_event ev;
+	struct virtio_rdma_qp_attr a;
+	struct virtio_rdma_cqe c;
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+	int efd;
+
+	(void)state;
+	handshake(f);
+	for (unsigned int q = 1; q < N_VQS; q++)
+		setup_ring(f, q);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	assert_int_equal(create_cq_ring(f, 8, 0, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_UNSUPP);
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* not offered yet */
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+
+	assert_int_equal(create_cq_ring(f, 0, dbn, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_cq_ring(f, 6, dbn, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_cq_ring(f, 8, dbn + 1, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_NOENT);
+	assert_int_equal(create_cq_ring(f, 8, dbn, GRING_DB_BITS, 1, GPA_BASE + CQR_LIST_OFF,
+					&cqn), VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 0, 2, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_INVAL);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 0, 1, GPA_BASE + MEM_SIZE, &cqn),
+			 VIRTIO_RDMA_ERR_FAULT);
+	page = htole64(GPA_BASE + MEM_SIZE);		/* the ring outside guest memory */
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_FAULT);
+	page = htole64(GPA_BASE + CQR_OFF);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0xee, 0x1000);		/* whatever the page held */
+	set_ring_word(f, GRING_CONS, 0);
+	set_ring_word(f, GRING_ARM, 0);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 0);
+	assert_int_equal(ring_word(f, GRING_ARMED), 0);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn2),
+			 VIRTIO_RDMA_ERR_BUSY);		/* bit 7 is taken */
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, dbn, NULL), VIRTIO_RDMA_ERR_BUSY);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_CQ, &v1, sizeof(v1), &r1, sizeof(r1), &len),
+			 VIRTIO_RDMA_ERR_UNSUPP);
+	arm.cqn = htole32(cqn);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_REQ_NOTIFY_CQ, &arm, sizeof(arm), NULL, 0, &len),
+			 VIRTIO_RDMA_ERR_UNSUPP);
+
+	/* two receives flushed into the ring, armed for the next completion */
+	pdn = create_pd(f);
+	qpn = create_qp(f, pdn, cqn, &k);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	post_recv_wqe(f, k, 0);
+	post_recv_wqe(f, k, 1);
+	for (uint16_t b = 0; b < 2; b++)
+		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
+	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
+	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1);		/* taken, not fired */
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 0);
+	assert_int_equal(signalled(efd), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = VIRTIO_IB_QPS_ERR;
+	modify_qp(f, qpn, VIRTIO_IB_QP_STATE, &a);
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 2);
+	for (i = 0; i < 2; i++) {
+		c = ring_cqe(f, i);
+		assert_int_equal(le64toh(c.wr_id), 0x4e00u + i);
+		assert_int_equal(c.status, ENG_WC_WR_FLUSH_ERR);
+		assert_int_equal(le32toh(c.qp_num), qpn);
+	}
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 0), sizeof(ev));
+	assert_int_equal(le32toh(ev.cqn), cqn);
+	assert_int_equal(le32toh(ev.kind), VIRTIO_RDMA_RING_EVENT_COMPLETION);
+	assert_int_equal(signalled(efd), 1);
+	assert_int_equal(f->v->stats.cq_interrupts, 1);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1u | VIRTIO_RDMA_RING_ARMED_FIRED);
+	/* the same seq again arms nothing */
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+
+	/* the guest consumed both; then a consumer index past what was written */
+	set_ring_word(f, GRING_CONS, 2);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 0);
+	set_ring_word(f, GRING_CONS, 3);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 1);
+	assert_true(vdev_live(f->v));			/* the CQ, not the device */
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 3);	/* its CQ_ERR event */
+	c = ring_cqe(f, 2);
+	assert_int_equal(c.opcode, VIRTIO_RDMA_WC_ASYNC_EVENT);
+	assert_int_equal(le32toh(c.vendor_err), VIRTIO_RDMA_EVENT_CQ_ERR);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
+	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 1), sizeof(ev));
+	assert_int_equal(le32toh(ev.kind), VIRTIO_RDMA_RING_EVENT_ASYNC);
+
+	/* destroyed, its bit is free and the page can go */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn2),
+			 VIRTIO_RDMA_OK);
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn2);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, dbn, NULL), VIRTIO_RDMA_OK);
+	/* a reset with a ring CQ alive frees it (the sanitizer sees a leak) */
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 1, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	reconnect(f);
+	assert_null(f->v->cqs[cqn].ring.pages);
+	close(efd);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3421,6 +3600,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_vu_recv, teardown_fx),
 		cmocka_unit_test_teardown(test_mw_commands, teardown_fx),
 		cmocka_unit_test(test_db_pages),
+		cmocka_unit_test(test_cq_ring),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};
