@@ -161,6 +161,7 @@ enum virtio_rdma_cmd {
 	VIRTIO_CMD_ADD_DB_PAGE,		/* 25 */
 	VIRTIO_CMD_DEL_DB_PAGE,
 	VIRTIO_CMD_CREATE_CQ_RING,	/* 27 */
+	VIRTIO_CMD_CREATE_QP_RING,
 	VIRTIO_CMD_MAX,
 };
 
@@ -302,6 +303,15 @@ struct virtio_rdma_cmd_create_cq_ring {
 	uint64_t pages;		/* guest address of npages le64 page addresses */
 };
 
+/* ABI v2: a work queue's ring in guest memory, and its doorbell bit. */
+struct virtio_rdma_ring_desc {
+	uint32_t entries;	/* a power of two, at least the queue's max_*_wr */
+	uint32_t stride;	/* a power of two, 64..4096: the largest WQE fits */
+	uint32_t db_bit;
+	uint32_t npages;
+	uint64_t pages;		/* guest address of npages le64 page addresses */
+};
+
 /* With VIRTIO_RDMA_F_RINGS: virtqueue 1 wakes the device (no buffers),
  * virtqueue 2 carries its events, one per buffer of at least 8 bytes. */
 #define VIRTIO_RDMA_WAKE_VQ		1
@@ -339,6 +349,15 @@ struct virtio_rdma_cmd_create_qp {
 	uint32_t reserved[6];
 };
 #define VIRTIO_RDMA_CREATE_QP_SRQ	(1u << 0)
+
+/* ABI v2: a QP whose send and receive queues are rings (with
+ * VIRTIO_RDMA_CREATE_QP_SRQ the rq ring is unused: entries 0); the
+ * response is CREATE_QP's, its qp_index naming no virtqueue. */
+struct virtio_rdma_cmd_create_qp_ring {
+	struct virtio_rdma_cmd_create_qp qp;
+	uint32_t dbn;		/* the doorbell page of both rings */
+	struct virtio_rdma_ring_desc sq, rq;
+};
 
 /* qpn: random (24 bits), what the QP is named by in commands and on the
  * wire; qp_index: k, its queues (VIRTIO_RDMA_SQ_VQ / VIRTIO_RDMA_RQ_VQ). */
@@ -754,6 +773,12 @@ VRDMA_ABI(virtio_rdma_cmd_create_cq_ring, npages, 12);
 VRDMA_ABI(virtio_rdma_cmd_create_cq_ring, pages, 16);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_create_cq_ring, 24);
 VRDMA_ABI_SIZE(virtio_rdma_ring_event, 8);
+VRDMA_ABI(virtio_rdma_ring_desc, pages, 16);
+VRDMA_ABI_SIZE(virtio_rdma_ring_desc, 24);
+VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, dbn, 68);
+VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, sq, 72);
+VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, rq, 96);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_qp_ring, 120);
 
 VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);

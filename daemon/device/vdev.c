@@ -136,8 +136,11 @@ static void free_resources(struct vdev *v)
 			eng_mw_dealloc(mw);
 	}
 	for (i = 0; i < v->max_qp; i++)
-		if (v->qps[i].eng)
+		if (v->qps[i].eng) {
 			eng_qp_destroy(v->qps[i].eng);
+			vdev_ring_qp_release(v, &v->qps[i]);
+		}
+	v->n_ring_pend = 0;
 	for (i = 0; i < v->max_qp; i++)	/* no QP holds them now */
 		if (v->qps[i].srq)
 			eng_srq_destroy(v->qps[i].srq);
@@ -327,7 +330,8 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 	v->qps = calloc(v->max_qp, sizeof(*v->qps));
 	v->pds = calloc(VDEV_MAX_PD, sizeof(*v->pds));
 	v->mrs = calloc(v->max_mr, sizeof(*v->mrs));
-	if (!v->cqs || !v->qps || !v->pds || !v->mrs) {
+	v->ring_pend = calloc(2 * (size_t)v->max_qp, sizeof(*v->ring_pend));
+	if (!v->cqs || !v->qps || !v->pds || !v->mrs || !v->ring_pend) {
 		err = -ENOMEM;
 		goto free_tables;
 	}
@@ -348,6 +352,7 @@ free_tables:
 	free(v->qps);
 	free(v->pds);
 	free(v->mrs);
+	free(v->ring_pend);
 	return err;
 }
 
@@ -360,6 +365,7 @@ void vdev_free(struct vdev *v)
 	free(v->qps);
 	free(v->pds);
 	free(v->mrs);
+	free(v->ring_pend);
 	memset(v, 0, sizeof(*v));
 }
 

@@ -51,6 +51,7 @@ struct vdev_stats {
 	uint64_t cq_interrupts;		/* of which for completions REQ_NOTIFY_CQ asked */
 	uint64_t refused_db_pages;	/* ADD_DB_PAGE refused at VDEV_MAX_DB_PAGES */
 	uint64_t ring_errors;		/* rings put in error: a lying index, a page gone */
+	uint64_t stray_doorbells;	/* doorbell bits that named no ring */
 };
 
 #define VDEV_MAX_PD	1024
@@ -95,6 +96,8 @@ struct vdev {
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
 	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
 	struct vdev_db *dbs[VDEV_MAX_DB_PAGES];	/* ABI v2, index = dbn */
+	uint32_t *ring_pend;			/* [2 max_qp] rings to look at */
+	uint32_t n_ring_pend;
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */
 	struct vdev_stats stats;

@@ -367,10 +367,9 @@ static uint8_t cmd_dealloc_mw(struct vdev *v, const void *req, void *rsp)
 	return vdev_status_of(eng_mw_dealloc(mw));	/* a bound one is invalidated */
 }
 
-static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
+uint8_t vdev_qp_create(struct vdev *v, const struct virtio_rdma_cmd_create_qp *q,
+		       struct virtio_rdma_rsp_create_qp *r, bool ring, uint32_t *slot)
 {
-	const struct virtio_rdma_cmd_create_qp *q = req;
-	struct virtio_rdma_rsp_create_qp *r = rsp;
 	struct eng_qp_init_attr init = { 0 };
 	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
 	struct vdev_cq *scq = cq_get(v, le32toh(q->send_cqn));
@@ -412,7 +411,8 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 	if (err)
 		return vdev_status_of(err);
 	k = eng_qp_handle(eqp);	/* < max_qp: the engine's limit is ours */
-	empty_qp_slot(v, k);	/* posted before the QP existed: not for it */
+	if (!ring)
+		empty_qp_slot(v, k);	/* posted before the QP existed: not for it */
 	qp = &v->qps[k];
 	memset(qp, 0, sizeof(*qp));
 	qp->eng = eqp;
@@ -420,11 +420,22 @@ static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
 		v->qp_hi = k + 1;
 	qp->send_cqn = le32toh(q->send_cqn);
 	qp->recv_cqn = le32toh(q->recv_cqn);
-	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge, init.cap.max_inline_data };
-	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0 };
+	qp->sq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_send_sge,
+					  init.cap.max_inline_data, ring };
+	qp->rq = (struct vdev_wq_limits){ q->qp_type, init.cap.max_recv_sge, 0, ring };
 	r->qpn = htole32(eng_qp_num(eqp));
 	r->qp_index = htole32(k);
+	*slot = k;
 	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_create_qp(struct vdev *v, const void *req, void *rsp)
+{
+	uint32_t k;
+
+	if (vdev_rings(v))	/* QPs are rings then: CREATE_QP_RING */
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	return vdev_qp_create(v, req, rsp, false, &k);
 }
 
 static void ah_to_eng(const struct virtio_rdma_ah_attr *a, struct eng_ah_attr *e)
@@ -559,11 +570,18 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 	struct vdev_qp *qp = vdev_qp_get(v, le32toh(q->qpn));
 	uint8_t st;
 
+	bool ring;
+	int err;
+
 	(void)rsp;
 	if (!qp)
 		return VIRTIO_RDMA_ERR_NOENT;
-	st = slot_freed(eng_qp_destroy(qp->eng), qp, sizeof(*qp));
-	if (!st)
+	ring = qp->sq_ring.entries;
+	err = eng_qp_destroy(qp->eng);
+	if (!err)
+		vdev_ring_qp_release(v, qp);
+	st = slot_freed(err, qp, sizeof(*qp));
+	if (!st && !ring)
 		empty_qp_slot(v, (uint32_t)(qp - v->qps));
 	return st;
 }
@@ -578,6 +596,8 @@ static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
 	uint32_t k;
 	int err;
 
+	if (vdev_rings(v))	/* its WQEs would come on a slot's virtqueue */
+		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (!pd)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (a.max_wr > VDEV_MAX_QP_WR)
@@ -589,7 +609,7 @@ static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
 	empty_qp_slot(v, k);	/* posted before the SRQ existed: not for it */
 	memset(&v->qps[k], 0, sizeof(v->qps[k]));
 	v->qps[k].srq = srq;
-	v->qps[k].rq = (struct vdev_wq_limits){ 0, a.max_sge, 0 };
+	v->qps[k].rq = (struct vdev_wq_limits){ 0, a.max_sge, 0, false };
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
 	r->srqn = htole32(eng_srq_handle(srq));
@@ -774,6 +794,8 @@ static const struct {
 	CMD(DEL_DB_PAGE, vdev_cmd_del_db_page, sizeof(struct virtio_rdma_cmd_del_db_page), 0),
 	CMD(CREATE_CQ_RING, vdev_cmd_create_cq_ring, sizeof(struct virtio_rdma_cmd_create_cq_ring),
 	    sizeof(struct virtio_rdma_rsp_create_cq)),
+	CMD(CREATE_QP_RING, vdev_cmd_create_qp_ring, sizeof(struct virtio_rdma_cmd_create_qp_ring),
+	    sizeof(struct virtio_rdma_rsp_create_qp)),
 #undef CMD
 };
 

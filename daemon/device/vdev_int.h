@@ -50,6 +50,12 @@ struct vdev_qp {
 	struct vdev_wq_limits sq, rq;
 	uint32_t send_cqn;		/* where its QP events go */
 	uint32_t recv_cqn;		/* where its SRQ limit events go */
+	/* ABI v2: its queues as rings (sq_ring.entries 0: v1's virtqueues;
+	 * rq_ring.entries 0 too on an SRQ) */
+	struct gring sq_ring, rq_ring;
+	uint32_t sq_taken, rq_taken;	/* WQEs the device took, as the headers say */
+	uint16_t dbn, sq_bit, rq_bit;
+	bool sq_pend, rq_pend;		/* on the device's list of rings to look at */
 };
 
 struct vdev_mr {
@@ -69,8 +75,18 @@ struct vdev_mr {
 struct vdev_db {
 	uint64_t gpa;
 	uint32_t users;
-	uint64_t bits[GRING_DB_WORDS];
+	uint64_t used[GRING_DB_WORDS];	/* the bits rings hold */
+	uint32_t words_hi;		/* one past the last word that held one */
+	/* what each held bit names, VDEV_RING_* | slot: [64] per word that
+	 * ever had one (a page of 32256 bits costs what it uses) */
+	uint32_t *owner[GRING_DB_WORDS];
 };
+/* Which queue a doorbell bit or a pending entry names: a kind and a slot. */
+#define VDEV_RING_CQ		(1u << 28)
+#define VDEV_RING_SQ		(2u << 28)
+#define VDEV_RING_RQ		(3u << 28)
+#define VDEV_RING_KIND(x)	((x) & (0xfu << 28))
+#define VDEV_RING_SLOT(x)	((x) & ((1u << 28) - 1))
 
 /* The driver negotiated ABI v2 (rings in guest memory). */
 static inline bool vdev_rings(const struct vdev *v)
@@ -122,16 +138,34 @@ unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max);
 uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp);
+uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp);
 void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq);
+void vdev_ring_qp_release(struct vdev *v, struct vdev_qp *qp);
 unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn);
+/* The doorbells rung since the last look, then the rings they name (and
+ * those left with work); how much was done. With wanted (the worker is
+ * about to sleep), each doorbell page asks for a kick first; whether work
+ * is already there. */
+unsigned int vdev_poll_rings(struct vdev *v);
+bool vdev_rings_want_kicks(struct vdev *v, bool wanted);
+/* A ring QP's receive queue, now (a message for it arrived). */
+unsigned int vdev_poll_rq_ring(struct vdev *v, uint32_t k);
 void vdev_db_free_all(struct vdev *v);
 
 /* vdev_poll.c: a completion as the guest's CQE; an interrupt on vq. */
 void vdev_cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c);
 bool vdev_signal_call(struct vdev *v, struct virtq *vq, bool force);
 
-/* vdev_ctrl.c: the status byte for an engine's 0 or negative errno. */
+/* vdev_ctrl.c: the status byte for an engine's 0 or negative errno; a QP
+ * as CREATE_QP makes it (ring: its queues are rings, set up by the
+ * caller), its slot in *k. */
 uint8_t vdev_status_of(int err);
+uint8_t vdev_qp_create(struct vdev *v, const struct virtio_rdma_cmd_create_qp *q,
+		       struct virtio_rdma_rsp_create_qp *r, bool ring, uint32_t *k);
+/* vdev_poll.c: one WQE of len bytes in v->wqe_buf (len < 0: too long) for
+ * QP slot k's send or receive queue, into the engine; -ENOMEM if that
+ * queue is full (the WQE stays where it is), else 0. */
+int vdev_take_wqe(struct vdev *v, struct vdev_qp *qp, bool recv, int64_t len);
 /* vdev.c: an asynchronous event for the CQ (VIRTIO_RDMA_EVENT_*), queued
  * for its queue or ring. */
 void vdev_cq_event(struct vdev *v, struct vdev_cq *cq, uint32_t event, uint32_t qpn);

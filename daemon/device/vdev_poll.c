@@ -83,15 +83,48 @@ static int64_t copy_wqe(struct vdev *v, const struct virtq_elem *e)
 }
 
 
+int vdev_take_wqe(struct vdev *v, struct vdev_qp *qp, bool recv, int64_t len)
+{
+	union { struct vdev_send_wqe s; struct vdev_recv_wqe r; } w;
+	int err;
+
+	if (len < 0)
+		err = -EINVAL;
+	else if (recv)
+		err = vdev_parse_recv_wqe(v->wqe_buf, (size_t)len, &qp->rq, &w.r);
+	else
+		err = vdev_parse_send_wqe(v->wqe_buf, (size_t)len, &qp->sq, &w.s);
+	if (!err && !qp->eng)
+		err = eng_srq_post_recv(qp->srq, &w.r.wr);
+	else if (!err)
+		err = recv ? eng_post_recv(qp->eng, &w.r.wr) : eng_post_send(qp->eng, &w.s.wr);
+	if (err == -ENOMEM)		/* the QP's (SRQ's) queue is full: wait */
+		return err;
+	if (err && !qp->eng) {
+		/* No QP to put in error: dropped and counted. A driver checks
+		 * num_sge itself, as ibv_post_srq_recv does. */
+		v->stats.refused_srq_wqes++;
+	} else if (err) {
+		v->stats.refused_wqes++;
+		eng_qp_refuse_wr(qp->eng, recv, vdev_wqe_wr_id(v->wqe_buf, len, recv),
+				 ENG_WC_LOC_QP_OP_ERR);
+	} else if (!qp->eng) {
+		v->stats.srq_wqes++;
+	} else if (recv) {
+		v->stats.recv_wqes++;
+	} else {
+		v->stats.send_wqes++;
+	}
+	return 0;
+}
+
 static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool recv)
 {
 	struct virtq *vq = &v->vu.vqs[recv ? VIRTIO_RDMA_RQ_VQ(v->max_cq, k) :
 					     VIRTIO_RDMA_SQ_VQ(v->max_cq, k)];
-	union { struct vdev_send_wqe s; struct vdev_recv_wqe r; } w;
 	struct virtq_elem e;
 	unsigned int n = 0;
-	int64_t len;
-	int r, err;
+	int r;
 
 	if (!virtq_ready(vq))
 		return 0;
@@ -101,35 +134,9 @@ static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool
 						  "send queue: malformed descriptor chain");
 			return n;
 		}
-		len = copy_wqe(v, &e);
-		if (len < 0)
-			err = -EINVAL;
-		else if (recv)
-			err = vdev_parse_recv_wqe(v->wqe_buf, (size_t)len, &qp->rq, &w.r);
-		else
-			err = vdev_parse_send_wqe(v->wqe_buf, (size_t)len, &qp->sq, &w.s);
-		if (!err && !qp->eng)
-			err = eng_srq_post_recv(qp->srq, &w.r.wr);
-		else if (!err)
-			err = recv ? eng_post_recv(qp->eng, &w.r.wr) : eng_post_send(qp->eng, &w.s.wr);
-		if (err == -ENOMEM) {		/* the QP's (SRQ's) queue is full: wait */
+		if (vdev_take_wqe(v, qp, recv, copy_wqe(v, &e)) == -ENOMEM) {
 			virtq_unpop(vq);
 			break;
-		}
-		if (err && !qp->eng) {
-			/* No QP to put in error: dropped and counted. A driver checks
-			 * num_sge itself, as ibv_post_srq_recv does. */
-			v->stats.refused_srq_wqes++;
-		} else if (err) {
-			v->stats.refused_wqes++;
-			eng_qp_refuse_wr(qp->eng, recv, vdev_wqe_wr_id(v->wqe_buf, len, recv),
-					 ENG_WC_LOC_QP_OP_ERR);
-		} else if (!qp->eng) {
-			v->stats.srq_wqes++;
-		} else if (recv) {
-			v->stats.recv_wqes++;
-		} else {
-			v->stats.send_wqes++;
 		}
 		virtq_push(vq, e.head, 0);
 		n++;
@@ -287,7 +294,7 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 		return 0;
 	if (virtq_ready(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ]))
 		n += poll_ctrl(v);
-	for (i = 0; i < v->qp_hi && !v->broken; i++) {
+	for (i = 0; i < v->qp_hi && !v->broken && !vdev_rings(v); i++) {
 		if (v->qps[i].srq) {	/* an SRQ's slot: its RQ only */
 			n += vdev_discard_sq(v, i, POLL_BUDGET);
 			n += poll_wq(v, &v->qps[i], i, true);
@@ -300,6 +307,8 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 		n += poll_wq(v, &v->qps[i], i, true);
 		n += poll_wq(v, &v->qps[i], i, false);
 	}
+	if (!v->broken && vdev_rings(v))
+		n += vdev_poll_rings(v);
 	if (v->broken)
 		return n;
 	n += eng_poll(v->eng, next_timer);
@@ -325,7 +334,9 @@ void vdev_rx(struct vdev *v, const struct roce_pkt *pkt)
 	qp = vdev_qp_get(v, pkt->h.dqpn);
 	if (qp && eng_qp_srq(qp->eng))
 		qp = &v->qps[eng_srq_slot(eng_qp_srq(qp->eng))];
-	if (qp)
+	if (qp && qp->rq_ring.entries)
+		vdev_poll_rq_ring(v, (uint32_t)(qp - v->qps));
+	else if (qp && !vdev_rings(v))
 		poll_wq(v, qp, (uint32_t)(qp - v->qps), true);
 	if (!v->broken)
 		eng_rx(v->eng, pkt);
@@ -349,16 +360,16 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 	if (!vdev_live(v))
 		return false;
 	set_kicks(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ], wanted, &work);
+	if (vdev_rings(v)) {
+		/* the wake queue and the doorbell pages; event buffers are
+		 * the device's to take when it has an event, not work */
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_WAKE_VQ], wanted, &work);
+		return vdev_rings_want_kicks(v, wanted) || work;
+	}
 	/* Slots without an object too: what is posted there goes back. */
 	for (i = 0; i < v->qp_hi; i++) {
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, i)], wanted, &work);
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, i)], wanted, &work);
-	}
-	if (vdev_rings(v)) {
-		/* a wake-up; event buffers are the device's to take when it
-		 * has an event, not work */
-		set_kicks(&v->vu.vqs[VIRTIO_RDMA_WAKE_VQ], wanted, &work);
-		return work;
 	}
 	for (i = 0; i < v->cq_hi; i++) {
 		struct vdev_cq *cq = &v->cqs[i];

@@ -7,6 +7,12 @@
  * owner: two contexts never share one), let go only when no ring names it,
  * and every page goes with a reset.
  *
+ * QP rings: the guest writes WQEs into slots, then `prod`, then sets the
+ * queue's doorbell bit; the device takes the bits (a swap per word), puts
+ * the queues they name on its pending list, and copies each WQE whole
+ * before parsing it, then says how far it took in `taken`. A `prod` more
+ * than a ring ahead is a lie: that QP alone goes to ERR (QP_FATAL).
+ *
  * CQ rings: the device writes each CQE into the slot `written` names and
  * then `written`; the guest's `cons` and `arm` words are read once per poll
  * and checked before use: a consumer index that goes back or passes what
@@ -18,6 +24,53 @@
 #include <string.h>
 
 #include "vdev_int.h"
+
+static bool db_bit_used(const struct vdev_db *db, uint32_t bit)
+{
+	return db->used[bit / 64] & (1ull << (bit % 64));
+}
+
+/* Room to name what bit rings, before anything is created: claiming it
+ * then cannot fail. */
+static uint8_t db_prepare(struct vdev_db *db, uint32_t bit)
+{
+	uint32_t **o = &db->owner[bit / 64];
+
+	if (!*o)
+		*o = calloc(64, sizeof(**o));
+	return *o ? VIRTIO_RDMA_OK : VIRTIO_RDMA_ERR_NOMEM;
+}
+
+static void db_claim(struct vdev_db *db, uint32_t bit, uint32_t own)
+{
+	db->used[bit / 64] |= 1ull << (bit % 64);
+	db->owner[bit / 64][bit % 64] = own;
+	if (bit / 64 >= db->words_hi)
+		db->words_hi = bit / 64 + 1;
+}
+
+static void db_release(struct vdev_db *db, uint32_t bit)
+{
+	db->used[bit / 64] &= ~(1ull << (bit % 64));
+	if (db->owner[bit / 64])
+		db->owner[bit / 64][bit % 64] = 0;
+}
+
+static uint32_t db_owner(const struct vdev_db *db, uint32_t bit)
+{
+	return db->owner[bit / 64] ? db->owner[bit / 64][bit % 64] : 0;
+}
+
+static void db_free(struct vdev_db *db)
+{
+	unsigned int w;
+
+	if (!db)
+		return;
+	for (w = 0; w < GRING_DB_WORDS; w++)
+		free(db->owner[w]);
+	free(db);
+}
 
 uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp)
 {
@@ -71,7 +124,7 @@ uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (v->dbs[dbn]->users)
 		return VIRTIO_RDMA_ERR_BUSY;
-	free(v->dbs[dbn]);
+	db_free(v->dbs[dbn]);
 	v->dbs[dbn] = NULL;
 	return VIRTIO_RDMA_OK;
 }
@@ -81,26 +134,13 @@ void vdev_db_free_all(struct vdev *v)
 	unsigned int i;
 
 	for (i = 0; i < VDEV_MAX_DB_PAGES; i++) {
-		free(v->dbs[i]);
+		db_free(v->dbs[i]);
 		v->dbs[i] = NULL;
 	}
 }
 
 #define CQE_STRIDE	64u	/* a CQE (40 bytes) per 64-byte slot */
 #define POLL_BUDGET	64	/* CQEs per CQ per poll, as a v1 CQ */
-
-static void db_bit_set(struct vdev_db *db, uint32_t bit, bool on)
-{
-	if (on)
-		db->bits[bit / 64] |= 1ull << (bit % 64);
-	else
-		db->bits[bit / 64] &= ~(1ull << (bit % 64));
-}
-
-static bool db_bit_used(const struct vdev_db *db, uint32_t bit)
-{
-	return db->bits[bit / 64] & (1ull << (bit % 64));
-}
 
 /* The ring's pages from the guest's list, read once; the gring checks each. */
 static uint8_t ring_init(struct vdev *v, struct gring *r, uint64_t list_gpa, uint32_t npages,
@@ -144,6 +184,9 @@ uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (db_bit_used(db, bit))
 		return VIRTIO_RDMA_ERR_BUSY;
+	st = db_prepare(db, bit);
+	if (st)
+		return st;
 	st = ring_init(v, &ring, le64toh(q->pages), le32toh(q->npages), entries, CQE_STRIDE);
 	if (st)
 		return st;
@@ -165,7 +208,7 @@ uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp)
 	cq->ring = ring;
 	cq->dbn = (uint16_t)dbn;
 	cq->db_bit = (uint16_t)bit;
-	db_bit_set(db, bit, true);
+	db_claim(db, bit, VDEV_RING_CQ | n);
 	db->users++;
 	if (n >= v->cq_hi)
 		v->cq_hi = n + 1;
@@ -185,7 +228,7 @@ void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq)
 		return;
 	gring_free(&cq->ring);
 	if (db) {
-		db_bit_set(db, cq->db_bit, false);
+		db_release(db, cq->db_bit);
 		db->users--;
 	}
 }
@@ -316,4 +359,250 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		ring_event(v, cqn, VIRTIO_RDMA_RING_EVENT_ASYNC);
 	}
 	return n;
+}
+
+/* ---- QP rings ---- */
+
+/* A work queue's ring from its descriptor: geometry, the WQE that must fit
+ * (the QP's caps), the doorbell bit free on db. */
+static uint8_t wq_ring_init(struct vdev *v, struct vdev_db *db, const struct virtio_rdma_ring_desc *d,
+			    uint32_t max_wr, size_t max_wqe, struct gring *r)
+{
+	uint32_t entries = le32toh(d->entries), stride = le32toh(d->stride);
+	uint32_t bit = le32toh(d->db_bit);
+
+	if (entries < max_wr || stride < max_wqe || stride > sizeof(((struct vdev *)0)->wqe_buf) ||
+	    bit >= GRING_DB_BITS)
+		return VIRTIO_RDMA_ERR_INVAL;
+	if (db_bit_used(db, bit))
+		return VIRTIO_RDMA_ERR_BUSY;
+	if (db_prepare(db, bit))
+		return VIRTIO_RDMA_ERR_NOMEM;
+	return ring_init(v, r, le64toh(d->pages), le32toh(d->npages), entries, stride);
+}
+
+uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_create_qp_ring *q = req;
+	const struct virtio_rdma_cmd_create_qp *c = &q->qp;
+	uint32_t dbn = le32toh(q->dbn), sbit = le32toh(q->sq.db_bit), rbit = le32toh(q->rq.db_bit);
+	uint32_t send_sge = le32toh(c->max_send_sge), recv_sge = le32toh(c->max_recv_sge);
+	size_t send_wqe, recv_wqe;
+	struct gring sq = { 0 }, rq = { 0 };
+	struct vdev_db *db;
+	struct vdev_qp *qp;
+	uint32_t k;
+	uint8_t st;
+
+	if (!vdev_rings(v))
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	if (le32toh(c->flags) & VIRTIO_RDMA_CREATE_QP_SRQ)	/* SRQ rings are to come */
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	if (!db)
+		return VIRTIO_RDMA_ERR_NOENT;
+	if (send_sge > ENG_MAX_SGE || recv_sge > ENG_MAX_SGE ||
+	    le32toh(c->max_inline_data) > ENG_MAX_INLINE || sbit == rbit)
+		return VIRTIO_RDMA_ERR_INVAL;
+	/* the largest WQE the caps allow fits a slot */
+	send_wqe = sizeof(struct virtio_rdma_cmd_post_send) +
+		   send_sge * sizeof(struct virtio_rdma_sge) + le32toh(c->max_inline_data);
+	recv_wqe = sizeof(struct virtio_rdma_cmd_post_recv) +
+		   recv_sge * sizeof(struct virtio_rdma_sge);
+	st = wq_ring_init(v, db, &q->sq, le32toh(c->max_send_wr), send_wqe, &sq);
+	if (st)
+		return st;
+	st = wq_ring_init(v, db, &q->rq, le32toh(c->max_recv_wr), recv_wqe, &rq);
+	if (st)
+		goto free_sq;
+	if (gring_store(&sq, &v->vu.mem, GRING_TAKEN, 0) ||
+	    gring_store(&rq, &v->vu.mem, GRING_TAKEN, 0)) {
+		st = VIRTIO_RDMA_ERR_FAULT;
+		goto free_rq;
+	}
+	st = vdev_qp_create(v, c, rsp, true, &k);
+	if (st)
+		goto free_rq;
+	qp = &v->qps[k];
+	qp->sq_ring = sq;
+	qp->rq_ring = rq;
+	qp->dbn = (uint16_t)dbn;
+	qp->sq_bit = (uint16_t)sbit;
+	qp->rq_bit = (uint16_t)rbit;
+	db_claim(db, sbit, VDEV_RING_SQ | k);
+	db_claim(db, rbit, VDEV_RING_RQ | k);
+	db->users++;
+	return VIRTIO_RDMA_OK;
+
+free_rq:
+	gring_free(&rq);
+free_sq:
+	gring_free(&sq);
+	return st;
+}
+
+/* Off the pending list: what names the slot goes. */
+static void unpend(struct vdev *v, uint32_t k)
+{
+	uint32_t i, j = 0;
+
+	for (i = 0; i < v->n_ring_pend; i++)
+		if (VDEV_RING_SLOT(v->ring_pend[i]) != k || VDEV_RING_KIND(v->ring_pend[i]) ==
+		    VDEV_RING_CQ)
+			v->ring_pend[j++] = v->ring_pend[i];
+	v->n_ring_pend = j;
+}
+
+void vdev_ring_qp_release(struct vdev *v, struct vdev_qp *qp)
+{
+	struct vdev_db *db = v->dbs[qp->dbn];
+
+	if (!qp->sq_ring.entries)
+		return;
+	unpend(v, (uint32_t)(qp - v->qps));
+	gring_free(&qp->sq_ring);
+	gring_free(&qp->rq_ring);
+	if (db) {
+		db_release(db, qp->sq_bit);
+		db_release(db, qp->rq_bit);
+		db->users--;
+	}
+}
+
+/* The queue on the pending list, once. */
+static void pend(struct vdev *v, struct vdev_qp *qp, bool recv)
+{
+	bool *on = recv ? &qp->rq_pend : &qp->sq_pend;
+
+	if (*on || v->n_ring_pend >= 2 * v->max_qp)
+		return;
+	*on = true;
+	v->ring_pend[v->n_ring_pend++] = (recv ? VDEV_RING_RQ : VDEV_RING_SQ) |
+					 (uint32_t)(qp - v->qps);
+}
+
+/* A ring QP whose queue misbehaved: ERR with QP_FATAL, counted. */
+static void ring_qp_fatal(struct vdev *v, struct vdev_qp *qp)
+{
+	v->stats.ring_errors++;
+	eng_qp_fatal(qp->eng);
+}
+
+/* The WQEs between what the device took and the guest's prod; whether any
+ * are left (the QP's queue was full, or the budget ran out). */
+static bool poll_wq_ring(struct vdev *v, struct vdev_qp *qp, bool recv, unsigned int *n)
+{
+	struct gring *r = recv ? &qp->rq_ring : &qp->sq_ring;
+	uint32_t *taken = recv ? &qp->rq_taken : &qp->sq_taken, prod, was = *taken;
+	bool left = false;
+
+	if (gring_load(r, &v->vu.mem, GRING_PROD, &prod)) {
+		ring_qp_fatal(v, qp);
+		return false;
+	}
+	if (!gring_prod_ok(prod, *taken, r->entries)) {
+		ring_qp_fatal(v, qp);	/* its WQEs in the engine are flushed */
+		return false;
+	}
+	while (*taken != prod) {
+		if (*n >= POLL_BUDGET) {
+			left = true;
+			break;
+		}
+		/* the whole slot, once: the guest may rewrite it meanwhile */
+		if (gring_read(r, &v->vu.mem, *taken, v->wqe_buf, r->stride)) {
+			ring_qp_fatal(v, qp);
+			break;
+		}
+		if (vdev_take_wqe(v, qp, recv, r->stride) == -ENOMEM) {
+			left = true;
+			break;
+		}
+		(*taken)++;
+		(*n)++;
+	}
+	if (*taken != was && gring_store(r, &v->vu.mem, GRING_TAKEN, *taken))
+		ring_qp_fatal(v, qp);
+	return left;
+}
+
+unsigned int vdev_poll_rq_ring(struct vdev *v, uint32_t k)
+{
+	unsigned int n = 0;
+
+	if (poll_wq_ring(v, &v->qps[k], true, &n))
+		pend(v, &v->qps[k], true);
+	return n;
+}
+
+/* The words of each doorbell page that hold a ring's bit, taken; the
+ * queues named go pending. A bit there that names no ring costs this look,
+ * counted; the words without a ring's bit are never looked at (the scan
+ * costs what the page uses, not its size). */
+static unsigned int take_doorbells(struct vdev *v)
+{
+	unsigned int i, w, found = 0;
+	uint64_t *words, bits;
+
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++) {
+		struct vdev_db *db = v->dbs[i];
+
+		if (!db)
+			continue;
+		words = gring_db_words(&v->vu.mem, db->gpa);
+		if (!words) {		/* the page left guest memory */
+			v->stats.ring_errors++;
+			continue;
+		}
+		for (w = 0; w < db->words_hi; w++) {
+			if (!db->used[w])
+				continue;
+			for (bits = gring_db_take_word(&words[w]); bits; bits &= bits - 1) {
+				uint32_t own = db_owner(db, w * 64 + (unsigned int)__builtin_ctzll(bits));
+
+				found++;
+				if (VDEV_RING_KIND(own) == VDEV_RING_SQ)
+					pend(v, &v->qps[VDEV_RING_SLOT(own)], false);
+				else if (VDEV_RING_KIND(own) == VDEV_RING_RQ)
+					pend(v, &v->qps[VDEV_RING_SLOT(own)], true);
+				else if (VDEV_RING_KIND(own) != VDEV_RING_CQ)
+					v->stats.stray_doorbells++;
+				/* a CQ's bit: its arm word is read at every poll */
+			}
+		}
+	}
+	return found;
+}
+
+unsigned int vdev_poll_rings(struct vdev *v)
+{
+	unsigned int n = 0, i, m;
+
+	take_doorbells(v);
+	/* the pending list as it is now; what is left goes back on it */
+	m = v->n_ring_pend;
+	for (i = 0; i < m && !v->broken; i++) {
+		uint32_t own = v->ring_pend[0];
+		struct vdev_qp *qp = &v->qps[VDEV_RING_SLOT(own)];
+		bool recv = VDEV_RING_KIND(own) == VDEV_RING_RQ;
+		unsigned int got = 0;
+
+		memmove(v->ring_pend, v->ring_pend + 1, --v->n_ring_pend * sizeof(*v->ring_pend));
+		*(recv ? &qp->rq_pend : &qp->sq_pend) = false;
+		if (qp->eng && poll_wq_ring(v, qp, recv, &got))
+			pend(v, qp, recv);
+		n += got;
+	}
+	return n;
+}
+
+bool vdev_rings_want_kicks(struct vdev *v, bool wanted)
+{
+	unsigned int i;
+
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		if (v->dbs[i] && gring_db_need_wake(&v->vu.mem, v->dbs[i]->gpa, wanted))
+			v->stats.ring_errors++;
+	/* a bit set before need_wake was seen: taken now, so no kick is owed */
+	return wanted && (take_doorbells(v) || v->n_ring_pend);
 }

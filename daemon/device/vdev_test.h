@@ -7,6 +7,7 @@
 #ifndef VRDMAD_VDEV_TEST_H
 #define VRDMAD_VDEV_TEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 struct vdev_wq_limits {
 	uint8_t qp_type;		/* VIRTIO_IB_QPT_* */
 	uint32_t max_sge, max_inline;
+	bool slot;			/* a ring's slot: bytes may follow the WQE */
 };
 
 /* A send WQE decoded (sg_list/ud.ah point inside it, inline data into the

@@ -69,7 +69,7 @@ int vdev_parse_send_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 		}
 		need += inl;
 	}
-	if (len != need)
+	if (lim->slot ? len < need : len != need)
 		return -EINVAL;
 	out->wr.opcode = (enum eng_wr_opcode)op;
 	out->wr.send_flags = flags;
@@ -132,7 +132,8 @@ int vdev_parse_recv_wqe(const uint8_t *buf, size_t len, const struct vdev_wq_lim
 	memcpy(&c, buf, hdr);
 	n = le32toh(c.num_sge);
 	out->wr.wr_id = le64toh(c.wr_id);
-	if (n > lim->max_sge || n > ENG_MAX_SGE || len != hdr + n * sizeof(struct virtio_rdma_sge))
+	if (n > lim->max_sge || n > ENG_MAX_SGE || len < hdr + n * sizeof(struct virtio_rdma_sge) ||
+	    (!lim->slot && len != hdr + n * sizeof(struct virtio_rdma_sge)))
 		return -EINVAL;
 	parse_sges(buf + hdr, n, out->sge);
 	out->wr.sg_list = out->sge;

@@ -194,6 +194,11 @@ void eng_qp_error(struct eng_qp *qp, enum eng_async_event event)
 		qp->dev->ops->async_error(qp->dev->ctx, NULL, qp, event);
 }
 
+void eng_qp_fatal(struct eng_qp *qp)
+{
+	eng_qp_error(qp, ENG_EVENT_QP_FATAL);
+}
+
 uint64_t eng_timeout_ns(uint8_t timeout)
 {
 	/* IBA 9.7.6.1.3: 4.096 us * 2^timeout; 0 means never. */

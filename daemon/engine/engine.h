@@ -472,6 +472,9 @@ int eng_qp_destroy(struct eng_qp *qp);
  * a value out of range, and then nothing changed. */
 int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned int mask);
 int eng_qp_query(const struct eng_qp *qp, struct eng_qp_attr *attr, struct eng_qp_init_attr *init);
+/* The QP to ERR with IBV_EVENT_QP_FATAL: what its owner does when the
+ * queues it feeds the QP from misbehave (a ring's lying index). */
+void eng_qp_fatal(struct eng_qp *qp);
 /* Queue work (the request is copied; inline data too). -EINVAL: a bad
  * request or a state that takes none (send before RTS, receive in RESET);
  * -ENOMEM: the queue is full. In ERR, requests are accepted and completed

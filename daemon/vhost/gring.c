@@ -142,17 +142,19 @@ bool gring_db_ok(const struct guest_mem *gm, uint64_t gpa)
 	return !(gpa % GRING_PAGE) && guest_gpa(gm, gpa, GRING_PAGE);
 }
 
+uint64_t *gring_db_words(const struct guest_mem *gm, uint64_t gpa)
+{
+	return gpa % GRING_PAGE ? NULL :
+	       guest_gpa(gm, gpa + GRING_DB_BITS_OFF, GRING_PAGE - GRING_DB_BITS_OFF);
+}
+
 int gring_db_take(const struct guest_mem *gm, uint64_t gpa, uint32_t w, uint64_t *bits)
 {
-	uint64_t *p = w < GRING_DB_WORDS && !(gpa % GRING_PAGE) ?
-		      guest_gpa(gm, gpa + GRING_DB_BITS_OFF + 8ull * w, 8) : NULL;
+	uint64_t *p = w < GRING_DB_WORDS ? gring_db_words(gm, gpa) : NULL;
 
 	if (!p)
 		return -EFAULT;
-	/* a plain load first: most words are 0, and a swap would dirty the line */
-	*bits = __atomic_load_n(p, __ATOMIC_RELAXED);
-	if (*bits)
-		*bits = le64toh(__atomic_exchange_n(p, 0, __ATOMIC_ACQ_REL));
+	*bits = gring_db_take_word(p + w);
 	return 0;
 }
 

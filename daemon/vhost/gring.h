@@ -9,6 +9,7 @@
 #ifndef VRDMAD_GRING_H
 #define VRDMAD_GRING_H
 
+#include <endian.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +86,18 @@ bool gring_db_ok(const struct guest_mem *gm, uint64_t gpa);
 /* Word w of the page's bits, taken: what it held, 0 left in its place.
  * -EFAULT if the page is no longer in guest memory. */
 int gring_db_take(const struct guest_mem *gm, uint64_t gpa, uint32_t w, uint64_t *bits);
+/* The page's GRING_DB_WORDS words of bits, translated once for a scan
+ * (valid while the memory table stays: the worker's poll), or NULL if the
+ * page is no longer in guest memory; each taken with gring_db_take_word. */
+uint64_t *gring_db_words(const struct guest_mem *gm, uint64_t gpa);
+
+static inline uint64_t gring_db_take_word(uint64_t *p)
+{
+	/* a plain load first: most words are 0, and a swap would dirty the line */
+	uint64_t bits = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	return bits ? le64toh(__atomic_exchange_n(p, 0, __ATOMIC_ACQ_REL)) : 0;
+}
 /* need_wake set (before the worker sleeps) or cleared. */
 int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, bool on);
 

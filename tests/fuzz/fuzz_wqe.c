@@ -5,6 +5,7 @@
  *
  * Input: three control bytes, then the WQE.
  *   byte 0: bits 0-1  QP type: 2 + (bits % 3), so RC, UC or UD
+ *           bit 6     a ring's slot (ABI v2): bytes may follow the WQE
  *           bit 7     decode a receive WQE (else a send WQE)
  *   byte 1: max_sge = byte % 33 (0..32, ENG_MAX_SGE)
  *   byte 2: max_inline = byte * 512 / 255 (0..512, ENG_MAX_INLINE)
@@ -12,7 +13,8 @@
  *   so ASan sees any overread.
  *
  * For an accepted WQE: num_sge <= max_sge; sg_list is the decoded array;
- * the length is exactly the header, the SGEs and (inline) the inline bytes:
+ * the length is exactly (in a slot: at least) the header, the SGEs and
+ * (inline) the inline bytes:
  * send: len == 88 + 16 * num_sge (+ the sum of the SGE lengths, inline),
  * recv: len == 16 + 16 * num_sge. With VIRTIO_IB_SEND_INLINE every SGE is
  * a host pointer inside the buffer, the inline bytes laid out back to back
@@ -81,7 +83,7 @@ static void check_send(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 			CHECK(w->sge[i].lkey == s.lkey);
 		}
 	}
-	CHECK(len == need + inl);
+	CHECK(lim->slot ? len >= need + inl : len == need + inl);
 	if (lim->qp_type == VIRTIO_IB_QPT_UD) {
 		CHECK(wr->ud.ah == &w->ah);
 		CHECK(w->ah.port_num == 1);
@@ -133,7 +135,7 @@ static void check_recv(const uint8_t *buf, size_t len, const struct vdev_wq_limi
 
 	CHECK(w->wr.num_sge <= lim->max_sge && w->wr.num_sge <= ENG_MAX_SGE);
 	CHECK(w->wr.num_sge == 0 || w->wr.sg_list == w->sge);
-	CHECK(len == 16u + 16u * w->wr.num_sge);
+	CHECK(lim->slot ? len >= 16u + 16u * w->wr.num_sge : len == 16u + 16u * w->wr.num_sge);
 	for (i = 0; i < w->wr.num_sge; i++) {
 		struct virtio_rdma_sge s;
 
@@ -158,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	lim.qp_type = (uint8_t)(VIRTIO_IB_QPT_RC + (data[0] & 3) % 3);
 	recv = data[0] & 0x80;
+	lim.slot = data[0] & 0x40;
 	lim.max_sge = data[1] % 33;
 	lim.max_inline = data[2] * 512u / 255u;
 	len = size - 3;

@@ -100,3 +100,22 @@ c += rec2(14, struct.pack('<I', 16), fix=True)           # DESTROY_QP
 c += rec2(3, struct.pack('<I', 0))                       # DESTROY_CQ
 c += rec2(26, struct.pack('<I', 0))                      # DEL_DB_PAGE
 open(OUT + '/cq_ring', 'wb').write(bytes([1]) + lst + c)
+# a QP on rings: SQ ring at 0x3000 (4 x 256), RQ ring at 0x4000 (4 x 64);
+# lists at offsets 0 (CQ ring), 8 (SQ), 16 (RQ)
+lst = struct.pack('<QQQ', GPA + 0x2000, GPA + 0x3000, GPA + 0x4000) + bytes(40)
+qpr = struct.pack('<IBBHIIIIII I32x', 0, 2, 0, 0, 2, 1, 0, 2, 1, 0, 0)   # RC, 2 WRs of 1 SGE
+qpr += struct.pack('<I', 0)                                             # dbn
+qpr += struct.pack('<IIIIQ', 4, 256, 20, 1, GPA + 8)                    # SQ
+qpr += struct.pack('<IIIIQ', 4, 64, 21, 1, GPA + 16)                    # RQ
+def rec2x(cmd, payload, fix=False):
+    return bytes([cmd | 0x40 | (0x80 if fix else 0), 0x80]) + payload
+q = rec2(25, struct.pack('<Q', GPA + 0x1000))            # ADD_DB_PAGE -> 0
+q += rec2(27, struct.pack('<IIIIQ', 8, 0, 3, 1, GPA))     # CREATE_CQ_RING -> 0
+q += rec2(4, b'')                                        # CREATE_PD -> 0
+q += rec2x(28, qpr)                                      # CREATE_QP_RING -> 16
+q += rec2x(28, qpr)                                      # its bits taken: BUSY
+q += rec2(12, struct.pack('<II', 16, 1 | 8 | 16 | 32) + qp_attr(1, pkey=(24, '<H', 0), port=(33, '<B', 1), acc=(20, '<I', 7)), fix=True)
+q += rec2(14, struct.pack('<I', 16), fix=True)           # DESTROY_QP
+q += rec2(3, struct.pack('<I', 0))                       # DESTROY_CQ
+q += rec2(26, struct.pack('<I', 0))                      # DEL_DB_PAGE
+open(OUT + '/qp_ring', 'wb').write(bytes([1]) + lst + q)

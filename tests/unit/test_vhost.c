@@ -3429,6 +3429,100 @@ static struct virtio_rdma_cqe ring_cqe(struct fx *f, uint32_t i)
 	return c;
 }
 
+#define SQR_OFF		(PAGES_OFF + 0x4000u)	/* a QP's SQ ring: 4 x 256 bytes */
+#define RQR_OFF		(PAGES_OFF + 0x5000u)	/* its RQ ring: 4 x 64 bytes */
+#define SQR_STRIDE	256u
+#define RQR_STRIDE	64u
+#define SQ_BIT		20u
+#define RQ_BIT		21u
+
+/* CREATE_QP_RING: an RC QP (2 send and 2 receive WRs of one SGE) on CQ
+ * cqn, its rings at SQR_OFF and RQR_OFF (lists after the CQ's), bits on
+ * doorbell page dbn; *q for the caller to spoil first. */
+static void qp_ring_req(uint32_t pdn, uint32_t cqn, uint32_t dbn,
+			struct virtio_rdma_cmd_create_qp_ring *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->qp.pdn = htole32(pdn);
+	q->qp.qp_type = VIRTIO_IB_QPT_RC;
+	q->qp.max_send_wr = q->qp.max_recv_wr = htole32(2);
+	q->qp.max_send_sge = q->qp.max_recv_sge = htole32(1);
+	q->qp.send_cqn = q->qp.recv_cqn = htole32(cqn);
+	q->dbn = htole32(dbn);
+	q->sq = (struct virtio_rdma_ring_desc){ htole32(4), htole32(SQR_STRIDE), htole32(SQ_BIT),
+						 htole32(1), htole64(GPA_BASE + CQR_LIST_OFF + 0x10) };
+	q->rq = (struct virtio_rdma_ring_desc){ htole32(4), htole32(RQR_STRIDE), htole32(RQ_BIT),
+						 htole32(1), htole64(GPA_BASE + CQR_LIST_OFF + 0x20) };
+}
+
+static uint8_t create_qp_ring(struct fx *f, const struct virtio_rdma_cmd_create_qp_ring *q,
+			      uint32_t *qpn, uint32_t *k)
+{
+	struct virtio_rdma_rsp_create_qp r = { 0 };
+	uint32_t len = 0;
+	uint8_t st = ctrl(f, VIRTIO_CMD_CREATE_QP_RING, q, sizeof(*q), &r, sizeof(r), &len);
+
+	if (st == VIRTIO_RDMA_OK) {
+		assert_int_equal(len, sizeof(r));
+		*qpn = le32toh(r.qpn);
+		*k = le32toh(r.qp_index);
+	}
+	return st;
+}
+
+/* The guest's page lists for the QP rings, and their headers cleared. */
+static void qp_ring_pages(struct fx *f)
+{
+	uint64_t sq = htole64(GPA_BASE + SQR_OFF), rq = htole64(GPA_BASE + RQR_OFF);
+
+	memcpy(f->mem + CQR_LIST_OFF + 0x10, &sq, 8);
+	memcpy(f->mem + CQR_LIST_OFF + 0x20, &rq, 8);
+	memset(f->mem + SQR_OFF, 0, 0x1000);
+	memset(f->mem + RQR_OFF, 0, 0x1000);
+}
+
+static uint32_t qring_word(struct fx *f, uint64_t ring, uint32_t off)
+{
+	uint32_t w;
+
+	memcpy(&w, f->mem + ring + off, 4);
+	return le32toh(w);
+}
+
+static void set_qring_word(struct fx *f, uint64_t ring, uint32_t off, uint32_t v)
+{
+	uint32_t w = htole32(v);
+
+	memcpy(f->mem + ring + off, &w, 4);
+}
+
+/* As the driver: a receive without SGEs (wr_id 0x4e00 + i) in RQ slot i. */
+static void ring_recv_wqe(struct fx *f, uint32_t i)
+{
+	struct virtio_rdma_cmd_post_recv w = { .wr_id = htole64(0x4e00u + i) };
+
+	memcpy(f->mem + RQR_OFF + GRING_HDR_MIN + (i % 4) * RQR_STRIDE, &w, sizeof(w));
+}
+
+/* As the driver: a signalled zero-length SEND (wr_id 0x5e00 + i) in SQ
+ * slot i. */
+static void ring_send_wqe(struct fx *f, uint32_t i)
+{
+	struct virtio_rdma_cmd_post_send w = {
+		.send_flags = htole32(VIRTIO_IB_SEND_SIGNALED),
+		.opcode = htole32(VIRTIO_IB_WR_SEND), .wr_id = htole64(0x5e00u + i),
+	};
+
+	memcpy(f->mem + SQR_OFF + SQR_STRIDE + (i % 4) * SQR_STRIDE, &w, sizeof(w));
+}
+
+/* As the driver: the queue's bit on the doorbell page (an atomic OR). */
+static void ring_doorbell(struct fx *f, uint32_t bit)
+{
+	__atomic_fetch_or(f->mem + DB_OFF + GRING_DB_BITS_OFF + bit / 8, (uint8_t)(1u << (bit % 8)),
+			  __ATOMIC_RELEASE);
+}
+
 /* docs/virtio-rdma.md section 8: CQ rings, with VIRTIO_RDMA_F_RINGS only.
  * CREATE_CQ_RING checks the depth, the doorbell page (NOENT), its bit
  * (INVAL past the page, BUSY when taken), the page count and every page
@@ -3444,6 +3538,7 @@ static void test_cq_ring(void **state)
 	struct fx *f = fx_new("vm-a", 1);
 	struct virtio_rdma_cmd_req_notify arm = { 0, htole32(VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION) };
 	struct virtio_rdma_cmd_create_cq v1 = { htole32(8) };
+	struct virtio_rdma_cmd_create_qp_ring qr;
 	struct virtio_rdma_rsp_create_cq r1;
 	struct virtio_rdma_ring_event ev;
 	struct virtio_rdma_qp_attr a;
@@ -3497,10 +3592,14 @@ static void test_cq_ring(void **state)
 
 	/* two receives flushed into the ring, armed for the next completion */
 	pdn = create_pd(f);
-	qpn = create_qp(f, pdn, cqn, &k);
+	qp_ring_pages(f);
+	qp_ring_req(pdn, cqn, dbn, &qr);
+	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
 	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
-	post_recv_wqe(f, k, 0);
-	post_recv_wqe(f, k, 1);
+	ring_recv_wqe(f, 0);
+	ring_recv_wqe(f, 1);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 2);
+	ring_doorbell(f, RQ_BIT);
 	for (uint16_t b = 0; b < 2; b++)
 		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
 	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
@@ -3564,6 +3663,125 @@ static void test_cq_ring(void **state)
 	fx_free(f);
 }
 
+/* docs/virtio-rdma.md section 8: QP rings. CREATE_QP_RING refuses an SRQ
+ * (no SRQ rings yet: UNSUPP), an unknown doorbell page, one bit for both
+ * rings, a ring smaller than max_*_wr or a stride smaller than the largest
+ * WQE the caps allow (INVAL), a bit in use (BUSY); CREATE_QP is then
+ * UNSUPP. WQEs the guest writes are not looked at before their doorbell
+ * bit; then the device takes them up to prod (taken says so) and clears
+ * the bit. A prod more than a ring ahead puts that QP alone in ERR
+ * (QP_FATAL, its WQEs flushed). Before sleeping the device sets need_wake
+ * on each page and a bit already set is work; a bit naming no ring is
+ * counted, one in a word no ring uses never looked at; a destroyed QP
+ * frees its bits; a reset frees a live QP's rings. */
+static void test_qp_ring(void **state)
+{
+	uint32_t pdn, cqn, k, qpn, dbn, qpn2, k2, len, i, fatal = 0;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_create_qp_ring q;
+	struct virtio_rdma_rsp_create_qp r1;
+	struct virtio_rdma_cqe c;
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+
+	(void)state;
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* not offered yet */
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0, 0x1000);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	pdn = create_pd(f);
+
+	qp_ring_req(pdn, cqn, dbn, &q);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &q.qp, sizeof(q.qp), &r1, sizeof(r1), &len),
+			 VIRTIO_RDMA_ERR_UNSUPP);
+	q.qp.flags = htole32(VIRTIO_RDMA_CREATE_QP_SRQ);
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_UNSUPP);
+	qp_ring_req(pdn, cqn, dbn + 1, &q);
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_NOENT);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	q.rq.db_bit = q.sq.db_bit;
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	q.qp.max_send_wr = htole32(8);			/* a ring of 4 */
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	q.qp.max_send_sge = htole32(16);		/* 88 + 256 bytes in 256 */
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	q.rq.db_bit = htole32(7);			/* the CQ's */
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_BUSY);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	q.sq.npages = htole32(2);
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_INVAL);
+	qp_ring_req(pdn, cqn, dbn, &q);
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_OK);
+	assert_int_equal(create_qp_ring(f, &q, &qpn2, &k2), VIRTIO_RDMA_ERR_BUSY);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+
+	/* written and counted, but no doorbell: not seen */
+	ring_recv_wqe(f, 0);
+	ring_recv_wqe(f, 1);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 2);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.recv_wqes, 0);
+	ring_doorbell(f, RQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.recv_wqes, 2);
+	assert_int_equal(qring_word(f, RQR_OFF, GRING_TAKEN), 2);
+	assert_int_equal(f->mem[DB_OFF + GRING_DB_BITS_OFF + RQ_BIT / 8], 0);	/* taken */
+	ring_send_wqe(f, 0);
+	set_qring_word(f, SQR_OFF, GRING_PROD, 1);
+	ring_doorbell(f, SQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.send_wqes, 1);
+	assert_int_equal(qring_word(f, SQR_OFF, GRING_TAKEN), 1);
+
+	/* before sleeping: need_wake on the page; a bit set is work */
+	assert_false(vdev_want_kicks(f->v, true));
+	assert_int_equal(f->mem[DB_OFF + GRING_DB_NEED_WAKE], 1);
+	ring_doorbell(f, 100);		/* in a word no ring uses: never looked at */
+	assert_false(vdev_want_kicks(f->v, true));
+	ring_doorbell(f, 22);		/* beside the rings' bits, naming none */
+	assert_true(vdev_want_kicks(f->v, true));
+	assert_int_equal(f->v->stats.stray_doorbells, 1);
+	assert_int_equal(f->mem[DB_OFF + GRING_DB_BITS_OFF + 100 / 8], 1u << (100 % 8));
+	vdev_want_kicks(f->v, false);
+	assert_int_equal(f->mem[DB_OFF + GRING_DB_NEED_WAKE], 0);
+
+	/* a prod five ahead of a ring of four: that QP to ERR, QP_FATAL */
+	set_qring_word(f, RQR_OFF, GRING_PROD, 2 + 5);
+	ring_doorbell(f, RQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 1);
+	assert_true(vdev_live(f->v));
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 4);	/* 3 flushed, the event */
+	for (i = 0; i < 4; i++) {
+		c = ring_cqe(f, i);
+		if (c.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT &&
+		    le32toh(c.vendor_err) == VIRTIO_RDMA_EVENT_QP_FATAL)
+			fatal++;
+		else
+			assert_int_equal(c.status, ENG_WC_WR_FLUSH_ERR);
+	}
+	assert_int_equal(fatal, 1);
+
+	/* destroyed, its bits are free again */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, dbn, NULL), VIRTIO_RDMA_ERR_BUSY);
+	qp_ring_pages(f);
+	assert_int_equal(create_qp_ring(f, &q, &qpn2, &k2), VIRTIO_RDMA_OK);
+	/* a reset with it alive frees its rings (the sanitizer sees a leak) */
+	reconnect(f);
+	assert_null(f->v->qps[k2].sq_ring.pages);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3601,6 +3819,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_mw_commands, teardown_fx),
 		cmocka_unit_test(test_db_pages),
 		cmocka_unit_test(test_cq_ring),
+		cmocka_unit_test(test_qp_ring),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};
