@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "virtio_rdma.h"
+
 enum vhost_user_request {
 	VHOST_USER_GET_FEATURES = 1,
 	VHOST_USER_SET_FEATURES = 2,
@@ -61,7 +63,7 @@ enum vhost_user_request {
 
 /* What vrdmad's back end offers, and all that libvrdma's front end asks for. */
 #define VU_FEATURES ((1ull << VIRTIO_F_VERSION_1) | (1ull << VIRTIO_F_RING_INDIRECT_DESC) | \
-		     (1ull << VHOST_USER_F_PROTOCOL_FEATURES))
+		     (1ull << VHOST_USER_F_PROTOCOL_FEATURES) | (1ull << VIRTIO_RDMA_F_RINGS))
 #define VU_PROTOCOL_FEATURES ((1ull << VHOST_USER_PROTOCOL_F_MQ) |		\
 			      (1ull << VHOST_USER_PROTOCOL_F_REPLY_ACK) |	\
 			      (1ull << VHOST_USER_PROTOCOL_F_CONFIG) |		\

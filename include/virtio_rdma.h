@@ -312,6 +312,21 @@ struct virtio_rdma_ring_desc {
 	uint64_t pages;		/* guest address of npages le64 page addresses */
 };
 
+/* ABI v2's layouts: a ring's header (byte offsets of le32 words: 0..63 the
+ * guest writes, 64..127 the device; the slots follow the header of
+ * max(128, stride) bytes) and a doorbell page (the device's need_wake,
+ * then one bit per queue from byte 64, in le64 words). */
+#define VIRTIO_RDMA_RING_PROD		0	/* SQ, RQ: WQEs posted */
+#define VIRTIO_RDMA_RING_CONS		4	/* CQ: CQEs consumed */
+#define VIRTIO_RDMA_RING_ARM		8	/* CQ: seq << 2 | flags */
+#define VIRTIO_RDMA_RING_TAKEN		64	/* SQ, RQ: WQEs the device took */
+#define VIRTIO_RDMA_RING_WRITTEN	68	/* CQ: CQEs written */
+#define VIRTIO_RDMA_RING_ARMED		72	/* CQ: the last arm's seq, fired */
+#define VIRTIO_RDMA_RING_HDR_MIN	128
+#define VIRTIO_RDMA_DB_NEED_WAKE	0
+#define VIRTIO_RDMA_DB_BITS_OFF		64
+#define VIRTIO_RDMA_DB_BITS		((4096 - VIRTIO_RDMA_DB_BITS_OFF) * 8)
+
 /* With VIRTIO_RDMA_F_RINGS: virtqueue 1 wakes the device (no buffers),
  * virtqueue 2 carries its events, one per buffer of at least 8 bytes. */
 #define VIRTIO_RDMA_WAKE_VQ		1

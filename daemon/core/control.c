@@ -203,6 +203,10 @@ static json_object *device_json(struct vdev *v)
 
 	json_object_object_add(e, "connected", json_object_new_boolean(
 		__atomic_load_n(&v->vu.fd, __ATOMIC_RELAXED) >= 0));
+	/* ABI v2 negotiated: its queues are rings in guest memory */
+	json_object_object_add(e, "rings", json_object_new_boolean(
+		__atomic_load_n(&v->vu.features, __ATOMIC_RELAXED) &
+		(1ull << VIRTIO_RDMA_F_RINGS)));
 	json_object_object_add(e, "broken", json_u64(stat_read(&s->broken)));
 	json_object_object_add(e, "bad_messages", json_u64(stat_read(&v->vu.bad_messages)));
 	json_object_object_add(e, "ctrl_cmds", json_u64(stat_read(&s->ctrl_cmds)));
@@ -215,6 +219,7 @@ static json_object *device_json(struct vdev *v)
 	json_object_object_add(e, "refused_db_pages", json_u64(stat_read(&s->refused_db_pages)));
 	json_object_object_add(e, "ring_errors", json_u64(stat_read(&s->ring_errors)));
 	json_object_object_add(e, "stray_doorbells", json_u64(stat_read(&s->stray_doorbells)));
+	json_object_object_add(e, "ring_wqes", json_u64(stat_read(&s->ring_wqes)));
 	json_object_object_add(e, "srq_wqes", json_u64(stat_read(&s->srq_wqes)));
 	json_object_object_add(e, "refused_srq_wqes", json_u64(stat_read(&s->refused_srq_wqes)));
 	json_object_object_add(e, "cqes", json_u64(stat_read(&s->cqes)));

@@ -52,6 +52,7 @@ struct vdev_stats {
 	uint64_t refused_db_pages;	/* ADD_DB_PAGE refused at VDEV_MAX_DB_PAGES */
 	uint64_t ring_errors;		/* rings put in error: a lying index, a page gone */
 	uint64_t stray_doorbells;	/* doorbell bits that named no ring */
+	uint64_t ring_wqes;		/* WQEs taken from rings (of send_wqes, recv_wqes) */
 };
 
 #define VDEV_MAX_PD	1024

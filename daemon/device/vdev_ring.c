@@ -520,6 +520,7 @@ static bool poll_wq_ring(struct vdev *v, struct vdev_qp *qp, bool recv, unsigned
 		}
 		(*taken)++;
 		(*n)++;
+		v->stats.ring_wqes++;
 	}
 	if (*taken != was && gring_store(r, &v->vu.mem, GRING_TAKEN, *taken))
 		ring_qp_fatal(v, qp);

@@ -15,18 +15,19 @@
 #include <stdint.h>
 
 #include "guest_mem.h"
+#include "virtio_rdma.h"
 
 #define GRING_PAGE		4096u
 #define GRING_MAX_ENTRIES	32768u
 #define GRING_MIN_STRIDE	64u
-#define GRING_HDR_MIN		128u
-/* Header words: 0..63 the guest writes, 64..127 the device. */
-#define GRING_PROD		0u	/* SQ, RQ, SRQ: WQEs posted */
-#define GRING_CONS		4u	/* CQ: CQEs consumed */
-#define GRING_ARM		8u	/* CQ: seq << 2 | flags */
-#define GRING_TAKEN		64u	/* SQ, RQ, SRQ: WQEs the device took */
-#define GRING_WRITTEN		68u	/* CQ: CQEs written */
-#define GRING_ARMED		72u	/* CQ: the last arm's seq, bit 31 once fired */
+#define GRING_HDR_MIN		VIRTIO_RDMA_RING_HDR_MIN
+/* Header words (the ABI's): 0..63 the guest writes, 64..127 the device. */
+#define GRING_PROD		VIRTIO_RDMA_RING_PROD
+#define GRING_CONS		VIRTIO_RDMA_RING_CONS
+#define GRING_ARM		VIRTIO_RDMA_RING_ARM
+#define GRING_TAKEN		VIRTIO_RDMA_RING_TAKEN
+#define GRING_WRITTEN		VIRTIO_RDMA_RING_WRITTEN
+#define GRING_ARMED		VIRTIO_RDMA_RING_ARMED
 #define GRING_DEVICE_HALF	64u
 
 struct gring {
@@ -76,9 +77,9 @@ static inline bool gring_cons_ok(uint32_t cons, uint32_t last_cons, uint32_t wri
 
 /* Doorbell pages: bytes 0..63 the device's (need_wake at 0), then one bit
  * per queue from byte 64: GRING_DB_BITS bits in 64-bit words. */
-#define GRING_DB_NEED_WAKE	0u
-#define GRING_DB_BITS_OFF	64u
-#define GRING_DB_BITS		((GRING_PAGE - GRING_DB_BITS_OFF) * 8u)
+#define GRING_DB_NEED_WAKE	VIRTIO_RDMA_DB_NEED_WAKE
+#define GRING_DB_BITS_OFF	VIRTIO_RDMA_DB_BITS_OFF
+#define GRING_DB_BITS		VIRTIO_RDMA_DB_BITS
 #define GRING_DB_WORDS		(GRING_DB_BITS / 64u)
 
 /* The page at gpa can be a doorbell page: 4 KiB aligned, in guest memory. */

@@ -45,6 +45,10 @@
 #   bench: write_64B_rate_vs_raw    RC WRITE 64 B messages / raw 96 B frames per s
 #   bench: write_1MiB_8qp_vs_1qp    RC WRITE 1 MiB on 8 QPs / on 1 QP (the 8
 #                                   share one congestion window)
+#   bench: write_64B_rate_v2_vs_raw the 64 B rate with ABI v2's rings
+#                                   (VRDMA_RINGS=1) / raw
+#   bench: send_64B_lat_v2_vs_raw   the 64 B SEND RTT p50 on rings / raw
+#   bench: write_64B_rate_v2_vs_v1  the 64 B rate on rings / on virtqueues
 # No CPU per GB: every party here spins for the whole run, so CPU time
 # measures the run's length, not the work.
 # A benchmark: it fails only when something breaks, never on a number.
@@ -291,11 +295,15 @@ rc_side() {
 	C_W8=$(perf write_bw -s 1048576 -q 8 -D "$SECS" --report_gbits | bw_avg)
 	C_M=$(perf write_bw -s 64 -D "$SECS" | msg_rate)
 	LAT=$(perf send_lat -s 64 -n "$LAT_ITERS")
+	# ABI v2: the same two on rings (libvrdma with VRDMA_RINGS=1)
+	C_MV2=$(VRDMA_RINGS=1 perf write_bw -s 64 -D "$SECS" | msg_rate)
+	LATV2=$(VRDMA_RINGS=1 perf send_lat -s 64 -n "$LAT_ITERS")
 	stop_daemons
 	# perftest reports half a round trip (t_typical is its median): double
 	# it, as xsk_raw measures whole ones.
 	C_P50=$(awk '$1 == 64 && NF >= 8 { print $5 * 2 }' <<< "$LAT")
 	C_P99=$(awk '$1 == 64 && NF >= 8 { print $8 * 2 }' <<< "$LAT")
+	C_P50V2=$(awk '$1 == 64 && NF >= 8 { print $5 * 2 }' <<< "$LATV2")
 }
 jraw_side() {
 	best_blast "$JRAW_SIZE" "$JPMTU"
@@ -314,7 +322,7 @@ jrc_side() {
 
 declare -A GOOD
 for v in RAW_G RC_G Q8 TCP_G RAW_M RC_M RAW_L50 RAW_L99 SLEEP_L50 SLEEP_L99 RC_L50 RC_L99 \
-	JRAW_G JW JS JTCP W_R L_R JW_R JV_R JT_R M_R Q_R; do
+	JRAW_G JW JS JTCP W_R L_R JW_R JV_R JT_R M_R Q_R MV2_R LV2_R MV2V1_R; do
 	declare -a "$v=()"
 done
 for round in $(seq "$ROUNDS"); do
@@ -334,11 +342,14 @@ for round in $(seq "$ROUNDS"); do
 	JRAW_G+=("$J_G") JW+=("$J_W") JS+=("$J_S") JTCP+=("$J_T")
 	W_R+=("$(ratio "$C_W" "$R_G")") L_R+=("$(ratio "$C_P50" "$RAW_P50")")
 	M_R+=("$(ratio "$C_M" "$R_M")") Q_R+=("$(ratio "$C_W8" "$C_W")")
+	MV2_R+=("$(ratio "$C_MV2" "$R_M")") LV2_R+=("$(ratio "$C_P50V2" "$RAW_P50")")
+	MV2V1_R+=("$(ratio "$C_MV2" "$C_M")")
 	JW_R+=("$(ratio "$J_W" "$J_G")") JV_R+=("$(ratio "$J_W" "$C_W")") JT_R+=("$(ratio "$J_W" "$J_T")")
 	echo "bench: round $round ($order): raw $R_G Gb/s (budget $R_B; sink $R_LOSS)," \
 		"RC write 1 MiB $C_W Gb/s, on 8 QPs $C_W8 Gb/s, TCP $R_T Gb/s ($R_TO);" \
 		"RTT p50 raw $RAW_P50 us, RC $C_P50 us; raw $RAW64_SIZE B $R_M Mpps (budget $R64_B;" \
-		"sink $R64_LOSS), RC write 64 B $C_M Mpps; MTU $JMTU: raw $J_G Gb/s (budget $J_B;" \
+		"sink $R64_LOSS), RC write 64 B $C_M Mpps (rings $C_MV2 Mpps, RTT p50 $C_P50V2 us);" \
+		"MTU $JMTU: raw $J_G Gb/s (budget $J_B;" \
 		"sink $J_LOSS), RC write 1 MiB $J_W Gb/s, send $J_S Gb/s, TCP $J_T Gb/s ($J_TO)"
 done
 
@@ -387,3 +398,6 @@ line jumbo_vs_1024_write_1MiB "${JV_R[@]}"
 line jumbo_write_1MiB_vs_tcp "${JT_R[@]}"
 line write_64B_rate_vs_raw "${M_R[@]}"
 line write_1MiB_8qp_vs_1qp "${Q_R[@]}"
+line write_64B_rate_v2_vs_raw "${MV2_R[@]}"
+line send_64B_lat_v2_vs_raw "${LV2_R[@]}"
+line write_64B_rate_v2_vs_v1 "${MV2V1_R[@]}"

@@ -113,7 +113,7 @@ static bool handshake(void)
 
 	if (send_msg(VHOST_USER_SET_OWNER, NULL, 0, NULL, 0) < 0)
 		return false;
-	u = VU_FEATURES;
+	u = VU_FEATURES & ~(1ull << VIRTIO_RDMA_F_RINGS);	/* v1; ABI v2 where asked */
 	if (send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) < 0)
 		return false;
 	u = VU_PROTOCOL_FEATURES;

@@ -122,6 +122,26 @@ check "ud: -e, 100 B, -r 2" pair ude 100 500 -T ud -e -r 2
 check "ud: long options (--size --iters --gid-idx --chk --events --rx-depth)" \
 	pair udlong 512 300 --type=ud --gid-idx=0 --chk --events --rx-depth=16
 
+# ABI v2 (VRDMA_RINGS=1): libvrdma's CQs and QPs are rings in its memory,
+# posted with a doorbell bit, polled without a message; the same runs,
+# data checked, and the daemon took each side's WQEs from rings (a send
+# and a receive per message each way, and the receives posted ahead).
+ring_wqes() { ctl stats --json | jq -c '[.vms[] | {(.name): .device.ring_wqes}] | add'; }
+rings_used() {	# ITERS
+	local r
+	r=$(ring_wqes)
+	echo "    WQEs taken from rings: $r"
+	jq -e --argjson n "$1" '.alpha >= 2 * $n and .beta >= 2 * $n' <<< "$r" > /dev/null
+}
+check "rings: none before VRDMA_RINGS=1" eval '[ "$(ring_wqes)" = "{\"alpha\":0,\"beta\":0}" ]'
+export VRDMA_RINGS=1
+check "rings: rc 4096 B, -c" pair rrc 4096 300 -c
+check "rings: both sides' WQEs came from rings (stats: ring_wqes)" rings_used 300
+check "rings: rc 65536 B, -m 1024 (64 packets a message), -c" pair rrc64k 65536 100 -m 1024 -c
+check "rings: uc 4096 B, -m 1024, -c" pair ruc 4096 300 -m 1024 -c
+check "rings: ud 1024 B, -c" pair rud 1024 300 -T ud -c
+unset VRDMA_RINGS
+
 # -T srq (ibv_srq_pingpong): -q RC QPs on one SRQ, an address line per QP
 # each way, the SRQ's receives taken by whichever QP a message arrives on.
 # max_qp 4: 3 QPs and the SRQ's slot.

@@ -58,7 +58,9 @@
 #define PAGES_OFF	0x80000u	/* MR pages */
 #define BIG_OFF		0x100000u	/* long page lists, to the end */
 
-#define EXPECT_FEATURES ((1ull << 32) | (1ull << 28) | (1ull << 30))
+/* what vrdmad offers (VU_FEATURES), and what a v1 front end takes of it */
+#define OFFERED_FEATURES ((1ull << 32) | (1ull << 28) | (1ull << 30) | (1ull << VIRTIO_RDMA_F_RINGS))
+#define EXPECT_FEATURES (OFFERED_FEATURES & ~(1ull << VIRTIO_RDMA_F_RINGS))
 #define EXPECT_PROTOCOL ((1ull << 0) | (1ull << 3) | (1ull << 9) | (1ull << 13) | (1ull << 16))
 
 #define V1	VHOST_USER_VERSION
@@ -337,7 +339,7 @@ static void handshake(struct fx *f)
 	f->used_seen = 0;
 	assert_int_equal(send_none(f, VHOST_USER_GET_FEATURES, V1), 0);
 	assert_true(f->have_reply);
-	assert_int_equal(f->reply.payload.u64, EXPECT_FEATURES);
+	assert_int_equal(f->reply.payload.u64, OFFERED_FEATURES);
 	assert_int_equal(send_u64(f, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES), 0);
 	assert_int_equal(send_none(f, VHOST_USER_GET_PROTOCOL_FEATURES, V1), 0);
 	assert_true(f->have_reply);
@@ -558,10 +560,10 @@ static void test_handshake(void **state)
 	assert_true(a->have_reply);
 	assert_int_equal(a->reply.hdr.flags, VHOST_USER_VERSION | VHOST_USER_REPLY_MASK);
 	assert_int_equal(a->reply.hdr.size, 8);
-	assert_int_equal(a->reply.payload.u64, EXPECT_FEATURES);
+	assert_int_equal(a->reply.payload.u64, OFFERED_FEATURES);
 	/* Some front-ends add a u64 to a GET. */
 	assert_int_equal(send_u64(a, VHOST_USER_GET_FEATURES, V1, 0), 0);
-	assert_int_equal(a->reply.payload.u64, EXPECT_FEATURES);
+	assert_int_equal(a->reply.payload.u64, OFFERED_FEATURES);
 	assert_int_equal(send_u64(a, VHOST_USER_SET_FEATURES, NEED, EXPECT_FEATURES), 0);
 	assert_false(a->have_reply);
 	assert_int_equal(a->v->vu.features, EXPECT_FEATURES);
@@ -665,7 +667,7 @@ static void test_bad_messages(void **state)
 	assert_refused(a, send_none(a, 0xffffffffu, V1));
 
 	/* Bits not offered */
-	assert_refused(a, send_u64(a, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES | 1));
+	assert_refused(a, send_u64(a, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES | 2));
 	assert_int_equal(a->v->vu.features, EXPECT_FEATURES);
 	assert_refused(a, send_u64(a, VHOST_USER_SET_FEATURES, V1, 1ull << 33));
 	assert_refused(a, send_u64(a, VHOST_USER_SET_PROTOCOL_FEATURES, V1,
@@ -3331,8 +3333,7 @@ static void test_db_pages(void **state)
 	handshake(f);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_UNSUPP);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, 0, NULL), VIRTIO_RDMA_ERR_UNSUPP);
-	/* no front end can negotiate it yet: vrdmad offers the bit once the
-	 * rings work end to end */
+	/* as a driver that negotiated it */
 	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
 
 	memset(f->mem + SCRATCH_OFF, 0xff, GRING_DB_BITS_OFF);
@@ -3553,7 +3554,7 @@ static void test_cq_ring(void **state)
 	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
 	assert_int_equal(create_cq_ring(f, 8, 0, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
 			 VIRTIO_RDMA_ERR_UNSUPP);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* not offered yet */
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
 
 	assert_int_equal(create_cq_ring(f, 0, dbn, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
@@ -3687,7 +3688,7 @@ static void test_qp_ring(void **state)
 	handshake(f);
 	for (unsigned int vq = 1; vq < N_VQS; vq++)
 		setup_ring(f, vq);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* not offered yet */
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
 	memset(f->mem + DB_OFF, 0, 0x1000);
 	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
 	memset(f->mem + CQR_OFF, 0, 0x1000);

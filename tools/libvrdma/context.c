@@ -28,7 +28,9 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	ctx->mem_size = mem_size;
 	ctx->timeout_ms = attr && attr->timeout_ms ? attr->timeout_ms : DEFAULT_TIMEOUT_MS;
 	ctx->poll_yield = !yield_env || strcmp(yield_env, "0");
+	ctx->rings = getenv("VRDMA_RINGS") && !strcmp(getenv("VRDMA_RINGS"), "1");
 	vring_init(&ctx->ctrl);
+	vring_init(&ctx->wake);
 	list_init(&ctx->pds);
 	list_init(&ctx->mrs);
 	list_init(&ctx->mws);
@@ -65,6 +67,8 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 		goto close_ctx;
 	}
 	ret = handshake(ctx);
+	if (!ret && ctx->rings)
+		ret = rings_open(ctx);
 	if (ret)
 		goto close_ctx;
 	*ctxp = ctx;
@@ -126,6 +130,7 @@ void vrdma_close(struct vrdma_ctx *ctx)
 		free(pd);
 	}
 	vring_close_fds(&ctx->ctrl);
+	vring_close_fds(&ctx->wake);
 	for (e = ctx->free_list; e; e = next) {
 		next = e->next;
 		free(e);

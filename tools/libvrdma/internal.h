@@ -85,8 +85,18 @@ struct vring {
 	bool told;			/* the daemon knows it: GET_VRING_BASE on teardown */
 };
 
-/* A send or receive queue: descriptor i always points at WQE buffer i. */
+/* ABI v2 (docs/virtio-rdma.md section 8): a ring in our memory. */
+struct uring {
+	uint8_t *mem;			/* header, then the slots; NULL: no ring */
+	uint32_t entries, stride, hdr;
+	uint32_t bit;			/* its doorbell bit */
+	uint32_t idx;			/* ours: prod (a work queue) or cons (a CQ) */
+};
+
+/* A send or receive queue: descriptor i always points at WQE buffer i;
+ * with rings, a ring of slots instead. */
 struct wq {
+	struct uring ring;
 	struct vring vq;
 	uint8_t *bufs;
 	size_t slot_size;
@@ -119,6 +129,11 @@ struct vrdma_ctx {
 	uint32_t *alloc_pages;		/* per page: length in pages of the allocation starting there */
 	struct vring ctrl;
 	uint8_t *ctrl_buf;
+	/* ABI v2 (VRDMA_RINGS=1): the doorbell page and the wake queue */
+	bool rings;
+	uint8_t *db;
+	uint32_t dbn, next_bit;
+	struct vring wake;
 	struct ctrl_slot slots[CTRL_SLOTS];
 	struct link pds, mrs, mws, cqs, qps, srqs;
 };
@@ -145,6 +160,7 @@ struct vrdma_cq {
 	struct link link;
 	struct vrdma_ctx *ctx;
 	uint32_t cqn;
+	struct uring ring;		/* with rings: the CQEs are here */
 	struct vring vq;
 	struct virtio_rdma_cqe *bufs;	/* descriptor i always points at bufs[i] */
 };
@@ -248,5 +264,23 @@ int ctrl_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len
 
 /* neigh.c (destination MACs) */
 void resolve_cached(const uint8_t gid[16], uint8_t mac[6]);
+
+/* rings.c: ABI v2. The doorbell page and the wake queue at open; a CQ's or
+ * a QP's rings at create (after which the caller sends nothing else); a
+ * ring's memory back at destroy; polling a CQ ring; a WQE slot and its
+ * post (prod, then the bit, then a kick if the device sleeps). */
+int rings_open(struct vrdma_ctx *ctx);
+size_t ring_mem_ctx(void);
+size_t ring_mem_cq(uint32_t cqe);
+size_t ring_mem_qp(uint32_t max_send_wr, uint32_t max_recv_wr, size_t send_slot,
+		   size_t recv_slot);
+int ring_create_cq(struct vrdma_ctx *ctx, struct vrdma_cq *cq, uint32_t cqe);
+int ring_create_qp(struct vrdma_ctx *ctx, struct vrdma_qp *qp,
+		   const struct virtio_rdma_cmd_create_qp *req, uint32_t max_send_wr,
+		   uint32_t max_recv_wr, size_t send_slot, size_t recv_slot, uint32_t *k);
+void uring_free(struct vrdma_ctx *ctx, struct uring *r);
+int ring_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc);
+int uring_get(struct wq *wq, size_t len, uint8_t **buf);
+void uring_post(struct vrdma_ctx *ctx, struct wq *wq);
 
 #endif

@@ -107,10 +107,16 @@ void vrdma_free_buf(struct vrdma_ctx *ctx, void *buf)
 
 /* First fit never reaches past the sum of every allocation made, freed
  * ones included: summing them is always enough. */
+/* Enough for either ABI: virtqueues (v1) or rings (v2, VRDMA_RINGS=1). */
+static size_t max_of(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
+
 size_t vrdma_mem_ctx(void)
 {
 	return vrdma_mem_buf((size_t)CTRL_SLOTS * 2 * CTRL_PART) +
-	       vrdma_mem_buf(vring_bytes(CTRL_RING_SIZE));
+	       vrdma_mem_buf(vring_bytes(CTRL_RING_SIZE)) + ring_mem_ctx();
 }
 
 size_t vrdma_mem_reg_mr(size_t len)
@@ -123,14 +129,16 @@ size_t vrdma_mem_cq(uint32_t cqe)
 {
 	unsigned int num = ring_size_for(cqe);
 
-	return vrdma_mem_buf((size_t)num * sizeof(struct virtio_rdma_cqe)) +
-	       vrdma_mem_buf(vring_bytes(num));
+	return max_of(vrdma_mem_buf((size_t)num * sizeof(struct virtio_rdma_cqe)) +
+		      vrdma_mem_buf(vring_bytes(num)), ring_mem_cq(cqe));
 }
 
 size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init)
 {
-	return wq_bytes(init->max_send_wr, sq_slot_size(init)) +
-	       (init->srq ? 0 : wq_bytes(init->max_recv_wr, rq_slot_size(init)));
+	return max_of(wq_bytes(init->max_send_wr, sq_slot_size(init)) +
+		      (init->srq ? 0 : wq_bytes(init->max_recv_wr, rq_slot_size(init))),
+		      ring_mem_qp(init->max_send_wr, init->max_recv_wr, sq_slot_size(init),
+				  rq_slot_size(init)));
 }
 
 size_t vrdma_mem_srq(uint32_t max_wr, uint32_t max_sge)

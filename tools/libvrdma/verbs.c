@@ -321,10 +321,18 @@ int vrdma_create_cq(struct vrdma_ctx *ctx, uint32_t cqe, struct vrdma_cq **cqp)
 	if (!cq)
 		return -ENOMEM;
 	vring_init(&cq->vq);
+	cq->ctx = ctx;
+	if (ctx->rings) {	/* ABI v2: its CQEs in a ring */
+		ret = ring_create_cq(ctx, cq, cqe);
+		if (ret)
+			goto free_cq;
+		list_add(&ctx->cqs, &cq->link);
+		*cqp = cq;
+		return 0;
+	}
 	ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_CQ, &req, sizeof(req), &rsp, sizeof(rsp));
 	if (ret)
 		goto free_cq;
-	cq->ctx = ctx;
 	cq->cqn = rsp.cqn;
 	if (cq->cqn >= ctx->max_cq) {
 		ret = -EPROTO;	/* no queue for it */
@@ -372,8 +380,12 @@ int vrdma_destroy_cq(struct vrdma_cq *cq)
 	ret = destroy_cmd(ctx, VIRTIO_CMD_DESTROY_CQ, cq->cqn);
 	if (ret)
 		return ret;
-	/* the driver must reset the queue of a destroyed CQ */
-	cq_reset(ctx, cq);
+	/* the driver must reset the queue of a destroyed CQ; a ring's
+	 * memory is ours again once DESTROY answered */
+	if (cq->ring.mem)
+		uring_free(ctx, &cq->ring);
+	else
+		cq_reset(ctx, cq);
 	list_del(&cq->link);
 	free(cq);
 	return 0;
@@ -391,6 +403,8 @@ int vrdma_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc)
 
 	if (!cq || n < 0 || (n && !wc))
 		return -EINVAL;
+	if (cq->ring.mem)
+		return ring_poll_cq(cq, n, wc);
 	while (got < n) {
 		uint32_t id, len;
 		int r = vring_peek_used(&cq->vq, &id, &len);
@@ -432,6 +446,8 @@ int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only)
 
 	if (!cq)
 		return -EINVAL;
+	if (cq->ring.mem)	/* its arm word: not in libvrdma yet */
+		return -EOPNOTSUPP;
 	req.cqn = cq->cqn;
 	req.flags = solicited_only ? VIRTIO_RDMA_NOTIFY_SOLICITED : VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION;
 	return ctrl_cmd(cq->ctx, VIRTIO_CMD_REQ_NOTIFY_CQ, &req, sizeof(req), NULL, 0);
@@ -439,7 +455,7 @@ int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only)
 
 int vrdma_cq_fd(const struct vrdma_cq *cq)
 {
-	return cq ? cq->vq.call_fd : -EINVAL;
+	return !cq ? -EINVAL : cq->ring.mem ? -EOPNOTSUPP : cq->vq.call_fd;
 }
 
 int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
@@ -448,6 +464,8 @@ int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
 
 	if (!cq)
 		return -EINVAL;
+	if (cq->ring.mem)	/* the event queue: not in libvrdma yet */
+		return -EOPNOTSUPP;
 	for (;;) {
 		struct pollfd pfd[2] = {
 			{ .fd = cq->vq.call_fd, .events = POLLIN },
@@ -520,15 +538,25 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 		req.flags = VIRTIO_RDMA_CREATE_QP_SRQ;
 		req.srqn = init->srq->srqn;
 	}
-	ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_QP, &req, sizeof(req), &rsp, sizeof(rsp));
-	if (ret)
-		goto free_qp;
 	qp->ctx = ctx;
-	qp->qpn = rsp.qpn;
 	qp->qp_type = init->qp_type;
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_recv_sge = init->max_recv_sge;
 	qp->max_inline = init->max_inline_data;
+	if (ctx->rings) {	/* ABI v2: both queues rings (SRQ rings are to come) */
+		ret = init->srq ? -EOPNOTSUPP :
+		      ring_create_qp(ctx, qp, &req, init->max_send_wr, init->max_recv_wr,
+				     sq_slot_size(init), rq_slot_size(init), &k);
+		if (ret)
+			goto free_qp;
+		list_add(&ctx->qps, &qp->link);
+		*qpp = qp;
+		return 0;
+	}
+	ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_QP, &req, sizeof(req), &rsp, sizeof(rsp));
+	if (ret)
+		goto free_qp;
+	qp->qpn = rsp.qpn;
 	k = rsp.qp_index;
 	if ((init->qp_type == VIRTIO_IB_QPT_GSI ? qp->qpn != VIRTIO_RDMA_GSI_QPN :
 	     qp->qpn < VIRTIO_RDMA_FIRST_QPN || qp->qpn > VIRTIO_RDMA_LAST_QPN) || k >= ctx->max_qp) {
@@ -570,7 +598,10 @@ int vrdma_destroy_qp(struct vrdma_qp *qp)
 	ret = destroy_cmd(ctx, VIRTIO_CMD_DESTROY_QP, qp->qpn);
 	if (ret)
 		return ret;
-	/* the driver must reset the queues of a destroyed QP */
+	/* the driver must reset the queues of a destroyed QP; rings are
+	 * ours again once DESTROY answered */
+	uring_free(ctx, &qp->sq.ring);
+	uring_free(ctx, &qp->rq.ring);
 	wq_teardown(ctx, &qp->sq);
 	wq_teardown(ctx, &qp->rq);
 	list_del(&qp->link);
@@ -709,7 +740,8 @@ static int post_recv(struct vrdma_ctx *ctx, struct wq *rq, uint32_t max_sge,
 	size_t len;
 	int id;
 
-	if (!wr || (wr->num_sge && !wr->sg_list) || wr->num_sge > max_sge || !rq->vq.num)
+	if (!wr || (wr->num_sge && !wr->sg_list) || wr->num_sge > max_sge ||
+	    (!rq->vq.num && !rq->ring.mem))
 		return -EINVAL;
 	hdr.num_sge = wr->num_sge;
 	hdr.wr_id = wr->wr_id;

@@ -272,7 +272,11 @@ int handshake(struct vrdma_ctx *ctx)
 	if (!(features & (1ull << VIRTIO_F_VERSION_1)) ||
 	    !(features & (1ull << VHOST_USER_F_PROTOCOL_FEATURES)))
 		return -EPROTONOSUPPORT;
-	ret = vu_set_u64(ctx, VHOST_USER_SET_FEATURES, features & VU_FEATURES);
+	/* ABI v2 only when asked for (VRDMA_RINGS=1) and offered */
+	if (ctx->rings && !(features & (1ull << VIRTIO_RDMA_F_RINGS)))
+		return -EPROTONOSUPPORT;
+	ret = vu_set_u64(ctx, VHOST_USER_SET_FEATURES, features & VU_FEATURES &
+			 ~(ctx->rings ? 0 : 1ull << VIRTIO_RDMA_F_RINGS));
 	if (ret)
 		return ret;
 	ret = vu_get_u64(ctx, VHOST_USER_GET_PROTOCOL_FEATURES, &pf);

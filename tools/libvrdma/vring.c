@@ -237,6 +237,8 @@ int wq_get(struct vrdma_ctx *ctx, struct wq *wq, size_t len, uint8_t **buf)
 	unsigned int id;
 	int ret;
 
+	if (wq->ring.mem)
+		return uring_get(wq, len, buf);
 	ret = wq_reclaim(ctx, wq);
 	if (ret < 0)
 		return ret;
@@ -257,6 +259,10 @@ int wq_get(struct vrdma_ctx *ctx, struct wq *wq, size_t len, uint8_t **buf)
 
 void wq_post(struct vrdma_ctx *ctx, struct wq *wq, unsigned int id, const uint8_t *buf, size_t len)
 {
+	if (wq->ring.mem) {
+		uring_post(ctx, wq);
+		return;
+	}
 	wq->vq.desc[id] = (struct vring_desc){ .addr = vrdma_gpa(ctx, buf), .len = len };
 	wq->busy[id] = true;
 	vring_push(&wq->vq, id);
