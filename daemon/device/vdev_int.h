@@ -31,6 +31,7 @@ struct vdev_cq {
 	uint32_t cons;			/* the last consumer index that checked out */
 	uint32_t arm_seq;		/* the seq of the last arm request taken */
 	uint16_t dbn, db_bit;
+	bool arm_rung;			/* its doorbell bit: the arm word changed */
 };
 
 /* A completion with this status meets the CQ's arm request (IBA 11.4.2.2:

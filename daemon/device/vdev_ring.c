@@ -310,6 +310,10 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 	struct virtio_rdma_cqe c;
 	unsigned int n = 0;
 
+	/* an idle CQ costs no look at guest memory: only its doorbell bit (a
+	 * new arm) or something to write makes the device read the ring */
+	if (!cq->arm_rung && !cq->n_events && !cq->have_held && eng_cq_empty(cq->eng))
+		return 0;
 	if (gring_load(&cq->ring, gm, GRING_CONS, &cons) ||
 	    gring_load(&cq->ring, gm, GRING_ARM, &arm)) {
 		ring_cq_error(v, cq);
@@ -321,6 +325,7 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		cq->cons = cons;
 	if (!cq->in_error)
 		ring_take_arm(v, cq, arm);
+	cq->arm_rung = false;
 	/* events first, as on a v1 CQ; an errored CQ still says so */
 	while (cq->n_events && cq->written - cq->cons < entries) {
 		if (!ring_put(v, cq, &cq->events[0]))
@@ -566,9 +571,10 @@ static unsigned int take_doorbells(struct vdev *v)
 					pend(v, &v->qps[VDEV_RING_SLOT(own)], false);
 				else if (VDEV_RING_KIND(own) == VDEV_RING_RQ)
 					pend(v, &v->qps[VDEV_RING_SLOT(own)], true);
-				else if (VDEV_RING_KIND(own) != VDEV_RING_CQ)
+				else if (VDEV_RING_KIND(own) == VDEV_RING_CQ)
+					v->cqs[VDEV_RING_SLOT(own)].arm_rung = true;
+				else
 					v->stats.stray_doorbells++;
-				/* a CQ's bit: its arm word is read at every poll */
 			}
 		}
 	}

@@ -84,6 +84,11 @@ int eng_cq_post(struct eng_cq *cq, const struct eng_wc *wc, bool solicited)
 	return 0;
 }
 
+bool eng_cq_empty(const struct eng_cq *cq)
+{
+	return !cq->count && !cq->overrun;
+}
+
 int eng_cq_poll(struct eng_cq *cq, struct eng_wc *wc, int n)
 {
 	int i;

@@ -455,6 +455,8 @@ int eng_cq_destroy(struct eng_cq *cq);		/* -EBUSY while QPs use it */
 /* Up to n completions, oldest first; returns how many, or -EIO after an
  * overrun (IBA 11.4.2.1: the CQ is in error). */
 int eng_cq_poll(struct eng_cq *cq, struct eng_wc *wc, int n);
+/* Nothing to poll (an overrun CQ is not empty: its poll says so). */
+bool eng_cq_empty(const struct eng_cq *cq);
 uint32_t eng_cq_handle(const struct eng_cq *cq);
 struct eng_cq *eng_cq_get(const struct eng_dev *dev, uint32_t handle);	/* or NULL */
 

@@ -3530,8 +3530,9 @@ static void ring_doorbell(struct fx *f, uint32_t bit)
  * (FAULT outside guest memory); CREATE_CQ and REQ_NOTIFY_CQ are then
  * UNSUPP. Completions land in the slots, then `written`; an arm word with
  * a new seq arms it, its event goes on the event queue (one interrupt),
- * `armed` says taken and fired; a consumer index that passes `written` puts
- * that CQ alone in error (CQ_ERR in its ring, counted); destroying it frees
+ * `armed` says taken and fired (an arm word unseen until its doorbell
+ * bit); a consumer index that passes `written`, read when there is a CQE
+ * to write, puts that CQ alone in error (CQ_ERR in its ring, counted); destroying it frees
  * its bit, so the doorbell page can go; a reset frees a live one. */
 static void test_cq_ring(void **state)
 {
@@ -3606,6 +3607,9 @@ static void test_cq_ring(void **state)
 	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
 	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
 	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_ARMED), 0);		/* no doorbell: unseen */
+	ring_doorbell(f, 7);
+	poll_dev(f);
 	assert_int_equal(ring_word(f, GRING_ARMED), 1);		/* taken, not fired */
 	assert_int_equal(ring_word(f, GRING_WRITTEN), 0);
 	assert_int_equal(signalled(efd), 0);
@@ -3628,6 +3632,7 @@ static void test_cq_ring(void **state)
 	assert_int_equal(f->v->stats.cq_interrupts, 1);
 	assert_int_equal(ring_word(f, GRING_ARMED), 1u | VIRTIO_RDMA_RING_ARMED_FIRED);
 	/* the same seq again arms nothing */
+	ring_doorbell(f, 7);
 	poll_dev(f);
 	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
 
@@ -3636,6 +3641,11 @@ static void test_cq_ring(void **state)
 	poll_dev(f);
 	assert_int_equal(f->v->stats.ring_errors, 0);
 	set_ring_word(f, GRING_CONS, 3);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 0);	/* nothing to write: unread */
+	ring_recv_wqe(f, 2);				/* flushed at once: a CQE */
+	set_qring_word(f, RQR_OFF, GRING_PROD, 3);
+	ring_doorbell(f, RQ_BIT);
 	poll_dev(f);
 	assert_int_equal(f->v->stats.ring_errors, 1);
 	assert_true(vdev_live(f->v));			/* the CQ, not the device */
