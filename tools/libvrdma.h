@@ -128,9 +128,10 @@ uint32_t vrdma_cq_handle(const struct vrdma_cq *cq);
 int vrdma_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc);
 /* With VRDMA_RINGS=1 in the environment (read by vrdma_open) the context
  * negotiates ABI v2: CQs and QPs are rings in the shared memory, posted and
- * polled without a message to the daemon; vrdma_req_notify_cq,
- * vrdma_cq_fd and vrdma_cq_wait are then -EOPNOTSUPP and SRQ QPs too (not
- * built yet). */
+ * polled without a message to the daemon; vrdma_req_notify_cq writes the
+ * CQ's arm word, vrdma_cq_fd is the context's event queue eventfd (shared
+ * by its CQs; vrdma_cq_wait sorts the events out); SRQ QPs are -EOPNOTSUPP
+ * (not built yet). */
 int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only);
 /* The CQ queue's call eventfd, and a wait on it (timeout_ms < 0: forever):
  * 1 when it fired (and was read), 0 on timeout, -ECONNRESET if the daemon

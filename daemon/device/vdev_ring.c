@@ -283,14 +283,15 @@ static bool ring_put(struct vdev *v, struct vdev_cq *cq, const struct virtio_rdm
 }
 
 /* The guest's arm word: a new seq is a new request (NEXT_COMPLETION wins
- * over SOLICITED, as REQ_NOTIFY_CQ's); taken, the device says so. */
-static void ring_take_arm(struct vdev *v, struct vdev_cq *cq, uint32_t arm)
+ * over SOLICITED, as REQ_NOTIFY_CQ's); taken, the device says so. Whether
+ * a new one was taken. */
+static bool ring_take_arm(struct vdev *v, struct vdev_cq *cq, uint32_t arm)
 {
 	uint32_t seq = VIRTIO_RDMA_RING_ARM_SEQ(arm) & ~VIRTIO_RDMA_RING_ARMED_FIRED;
 	uint32_t flags = arm & (VIRTIO_RDMA_NOTIFY_SOLICITED | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
 
 	if (seq == cq->arm_seq)
-		return;
+		return false;
 	cq->arm_seq = seq;
 	if (flags & VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION)
 		cq->armed = VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION;
@@ -300,6 +301,7 @@ static void ring_take_arm(struct vdev *v, struct vdev_cq *cq, uint32_t arm)
 		cq->solicited = false;
 	if (gring_store(&cq->ring, &v->vu.mem, GRING_ARMED, seq))
 		ring_cq_error(v, cq);
+	return true;
 }
 
 unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
@@ -323,8 +325,13 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		ring_cq_error(v, cq);	/* a lying index: the last good one stays */
 	else if (!cq->in_error)
 		cq->cons = cons;
-	if (!cq->in_error)
-		ring_take_arm(v, cq, arm);
+	/* armed for the next completion while CQEs wait past the guest's
+	 * consumer index: the event goes out now (as an RNIC's arm doorbell,
+	 * which carries the consumer index), or a completion written just
+	 * before the arm was seen would wake no one */
+	if (!cq->in_error && ring_take_arm(v, cq, arm) &&
+	    cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION && cq->written != cq->cons)
+		notify = true;
 	cq->arm_rung = false;
 	/* events first, as on a v1 CQ; an errored CQ still says so */
 	while (cq->n_events && cq->written - cq->cons < entries) {

@@ -140,6 +140,10 @@ check "rings: both sides' WQEs came from rings (stats: ring_wqes)" rings_used 30
 check "rings: rc 65536 B, -m 1024 (64 packets a message), -c" pair rrc64k 65536 100 -m 1024 -c
 check "rings: uc 4096 B, -m 1024, -c" pair ruc 4096 300 -m 1024 -c
 check "rings: ud 1024 B, -c" pair rud 1024 300 -T ud -c
+# CQ events on rings: the arm word and its bit, the event queue's eventfd
+check "rings: rc -e (CQ events), 4096 B, -m 512 -l 3, -c" pair rrce 4096 500 -e -m 512 -l 3 -c
+check "rings: uc -e, 1000 B, -r 8" pair ruce 1000 500 -e -r 8
+check "rings: ud -e, 100 B, -r 2" pair rude 100 500 -T ud -e -r 2
 unset VRDMA_RINGS
 
 # -T srq (ibv_srq_pingpong): -q RC QPs on one SRQ, an address line per QP

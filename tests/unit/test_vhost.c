@@ -3531,7 +3531,7 @@ static void ring_doorbell(struct fx *f, uint32_t bit)
  * UNSUPP. Completions land in the slots, then `written`; an arm word with
  * a new seq arms it, its event goes on the event queue (one interrupt),
  * `armed` says taken and fired (an arm word unseen until its doorbell
- * bit); a consumer index that passes `written`, read when there is a CQE
+ * bit; an arm taken while CQEs wait unconsumed fires at once); a consumer index that passes `written`, read when there is a CQE
  * to write, puts that CQ alone in error (CQ_ERR in its ring, counted); destroying it frees
  * its bit, so the doorbell page can go; a reset frees a live one. */
 static void test_cq_ring(void **state)
@@ -3602,7 +3602,7 @@ static void test_cq_ring(void **state)
 	ring_recv_wqe(f, 1);
 	set_qring_word(f, RQR_OFF, GRING_PROD, 2);
 	ring_doorbell(f, RQ_BIT);
-	for (uint16_t b = 0; b < 2; b++)
+	for (uint16_t b = 0; b < 3; b++)
 		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
 	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
 	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
@@ -3635,6 +3635,15 @@ static void test_cq_ring(void **state)
 	ring_doorbell(f, 7);
 	poll_dev(f);
 	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	/* armed again while both CQEs wait unconsumed: the event at once, as an
+	 * RNIC's arm with its consumer index (else a CQE written just before
+	 * the arm was seen would wake no one) */
+	set_ring_word(f, GRING_ARM, 2u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
+	assert_int_equal(ring_word(f, GRING_ARMED), 2u | VIRTIO_RDMA_RING_ARMED_FIRED);
+	assert_int_equal(signalled(efd), 1);
 
 	/* the guest consumed both; then a consumer index past what was written */
 	set_ring_word(f, GRING_CONS, 2);
@@ -3653,8 +3662,8 @@ static void test_cq_ring(void **state)
 	c = ring_cqe(f, 2);
 	assert_int_equal(c.opcode, VIRTIO_RDMA_WC_ASYNC_EVENT);
 	assert_int_equal(le32toh(c.vendor_err), VIRTIO_RDMA_EVENT_CQ_ERR);
-	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
-	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 1), sizeof(ev));
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 3);
+	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 2), sizeof(ev));
 	assert_int_equal(le32toh(ev.kind), VIRTIO_RDMA_RING_EVENT_ASYNC);
 
 	/* destroyed, its bit is free and the page can go */

@@ -31,6 +31,7 @@ int vrdma_open(const char *socket_path, const struct vrdma_open_attr *attr,
 	ctx->rings = getenv("VRDMA_RINGS") && !strcmp(getenv("VRDMA_RINGS"), "1");
 	vring_init(&ctx->ctrl);
 	vring_init(&ctx->wake);
+	vring_init(&ctx->event);
 	list_init(&ctx->pds);
 	list_init(&ctx->mrs);
 	list_init(&ctx->mws);
@@ -131,6 +132,7 @@ void vrdma_close(struct vrdma_ctx *ctx)
 	}
 	vring_close_fds(&ctx->ctrl);
 	vring_close_fds(&ctx->wake);
+	vring_close_fds(&ctx->event);
 	for (e = ctx->free_list; e; e = next) {
 		next = e->next;
 		free(e);

@@ -134,6 +134,8 @@ struct vrdma_ctx {
 	uint8_t *db;
 	uint32_t dbn, next_bit;
 	struct vring wake;
+	struct vring event;		/* the device's events, one per buffer */
+	struct virtio_rdma_ring_event *ev_bufs;
 	struct ctrl_slot slots[CTRL_SLOTS];
 	struct link pds, mrs, mws, cqs, qps, srqs;
 };
@@ -161,6 +163,8 @@ struct vrdma_cq {
 	struct vrdma_ctx *ctx;
 	uint32_t cqn;
 	struct uring ring;		/* with rings: the CQEs are here */
+	uint32_t arm_seq;		/* with rings: the last arm's seq */
+	bool event_seen;		/* with rings: an event for it, not waited for yet */
 	struct vring vq;
 	struct virtio_rdma_cqe *bufs;	/* descriptor i always points at bufs[i] */
 };
@@ -282,5 +286,12 @@ void uring_free(struct vrdma_ctx *ctx, struct uring *r);
 int ring_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc);
 int uring_get(struct wq *wq, size_t len, uint8_t **buf);
 void uring_post(struct vrdma_ctx *ctx, struct wq *wq);
+/* A CQ ring's arm word and bit; a wait for its next event (1, 0 at the
+ * deadline, or a negative errno). */
+int ring_req_notify_cq(struct vrdma_cq *cq, bool solicited_only);
+/* verbs.c: until the eventfd fires (1, its count read), the deadline
+ * passes (0), or the connection goes (its error). */
+int wait_eventfd(struct vrdma_ctx *ctx, int fd, int64_t deadline);
+int ring_cq_wait(struct vrdma_cq *cq, int64_t deadline);
 
 #endif

@@ -6,17 +6,22 @@
  * the queue's bit on our doorbell page, and kicks the wake queue only if
  * the device said it sleeps (need_wake); a poll reads CQEs up to what the
  * device wrote and says how far it consumed. No control message, no
- * virtqueue and no system call on the way, unless the worker sleeps.
+ * virtqueue and no system call on the way, unless the worker sleeps. An
+ * arm is a word and a bit; the device's events come on the event queue,
+ * whose one eventfd serves every CQ of the context.
  */
 #include <endian.h>
 #include <sched.h>
 
 #include "internal.h"
 
+#define RING_EVENTS	64u	/* event queue buffers */
+
 int rings_open(struct vrdma_ctx *ctx)
 {
 	struct virtio_rdma_cmd_add_db_page req;
 	struct virtio_rdma_rsp_add_db_page rsp;
+	unsigned int i;
 	int ret;
 
 	ctx->db = shm_alloc(ctx, SHM_PAGE);
@@ -29,7 +34,25 @@ int rings_open(struct vrdma_ctx *ctx)
 		return ret;
 	ctx->dbn = le32toh(rsp.dbn);
 	/* no buffers: only its kick matters */
-	return vring_setup(ctx, &ctx->wake, VIRTIO_RDMA_WAKE_VQ, 1, VRING_AVAIL_F_NO_INTERRUPT);
+	ret = vring_setup(ctx, &ctx->wake, VIRTIO_RDMA_WAKE_VQ, 1, VRING_AVAIL_F_NO_INTERRUPT);
+	if (ret)
+		return ret;
+	/* the event queue, kept full of buffers */
+	ctx->ev_bufs = shm_alloc(ctx, RING_EVENTS * sizeof(*ctx->ev_bufs));
+	if (!ctx->ev_bufs)
+		return -ENOMEM;
+	ret = vring_setup(ctx, &ctx->event, VIRTIO_RDMA_EVENT_VQ, RING_EVENTS, 0);
+	for (i = 0; !ret && i < RING_EVENTS; i++) {
+		ctx->event.desc[i] = (struct vring_desc){
+			.addr = vrdma_gpa(ctx, &ctx->ev_bufs[i]),
+			.len = sizeof(ctx->ev_bufs[i]),
+			.flags = VRING_DESC_F_WRITE,
+		};
+		vring_push(&ctx->event, i);
+	}
+	if (!ret)
+		vring_publish(&ctx->event);
+	return ret;
 }
 
 static uint32_t pow2_at_least(uint32_t n, uint32_t min)
@@ -53,7 +76,9 @@ static size_t uring_bytes(uint32_t entries, uint32_t stride)
 
 size_t ring_mem_ctx(void)
 {
-	return vrdma_mem_buf(SHM_PAGE) + vrdma_mem_buf(vring_bytes(1));
+	return vrdma_mem_buf(SHM_PAGE) + vrdma_mem_buf(vring_bytes(1)) +
+	       vrdma_mem_buf(RING_EVENTS * sizeof(struct virtio_rdma_ring_event)) +
+	       vrdma_mem_buf(vring_bytes(RING_EVENTS));
 }
 
 size_t ring_mem_cq(uint32_t cqe)
@@ -229,17 +254,83 @@ int uring_get(struct wq *wq, size_t len, uint8_t **buf)
 	return 0;
 }
 
-void uring_post(struct vrdma_ctx *ctx, struct wq *wq)
+/* A ring's doorbell bit, then a kick if the device sleeps. */
+static void ring_bell(struct vrdma_ctx *ctx, uint32_t bit)
 {
-	struct uring *r = &wq->ring;
-	uint64_t *bits = (uint64_t *)(ctx->db + VIRTIO_RDMA_DB_BITS_OFF) + r->bit / 64;
+	uint64_t *bits = (uint64_t *)(ctx->db + VIRTIO_RDMA_DB_BITS_OFF) + bit / 64;
 	uint64_t one = 1;
 
-	r->idx++;
-	__atomic_store_n(word(r, VIRTIO_RDMA_RING_PROD), htole32(r->idx), __ATOMIC_RELEASE);
 	/* the bit, then need_wake (the device: need_wake, then the bits) */
-	__atomic_fetch_or(bits, htole64(1ull << (r->bit % 64)), __ATOMIC_SEQ_CST);
+	__atomic_fetch_or(bits, htole64(1ull << (bit % 64)), __ATOMIC_SEQ_CST);
 	if (__atomic_load_n((uint32_t *)(ctx->db + VIRTIO_RDMA_DB_NEED_WAKE), __ATOMIC_SEQ_CST) &&
 	    write(ctx->wake.kick_fd, &one, sizeof(one)) < 0)
 		conn_lost(ctx, -errno);
+}
+
+void uring_post(struct vrdma_ctx *ctx, struct wq *wq)
+{
+	struct uring *r = &wq->ring;
+
+	r->idx++;
+	__atomic_store_n(word(r, VIRTIO_RDMA_RING_PROD), htole32(r->idx), __ATOMIC_RELEASE);
+	ring_bell(ctx, r->bit);
+}
+
+int ring_req_notify_cq(struct vrdma_cq *cq, bool solicited_only)
+{
+	uint32_t flags = solicited_only ? VIRTIO_RDMA_NOTIFY_SOLICITED :
+					  VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION;
+
+	/* a new seq is a new request; 0 means never armed */
+	cq->arm_seq = (cq->arm_seq + 1) & (VIRTIO_RDMA_RING_ARMED_FIRED - 1) >> 2;
+	if (!cq->arm_seq)
+		cq->arm_seq = 1;
+	__atomic_store_n(word(&cq->ring, VIRTIO_RDMA_RING_ARM), htole32(cq->arm_seq << 2 | flags),
+			 __ATOMIC_RELEASE);
+	ring_bell(cq->ctx, cq->ring.bit);
+	return 0;
+}
+
+/* The events the device wrote: each marks its CQ; buffers go back. */
+static int take_events(struct vrdma_ctx *ctx)
+{
+	struct vring *vq = &ctx->event;
+	bool reposted = false;
+	uint32_t id, len;
+	struct link *l;
+	int r;
+
+	while ((r = vring_peek_used(vq, &id, &len)) > 0) {
+		vq->last_used++;
+		if (id >= vq->num || len != sizeof(ctx->ev_bufs[0]))
+			return conn_lost(ctx, -EIO);
+		for (l = ctx->cqs.next; l != &ctx->cqs; l = l->next) {
+			struct vrdma_cq *cq = container_of(l, struct vrdma_cq, link);
+
+			if (cq->cqn == le32toh(ctx->ev_bufs[id].cqn))
+				cq->event_seen = true;
+		}
+		vring_push(vq, id);
+		reposted = true;
+	}
+	if (reposted)
+		vring_publish(vq);
+	return r;
+}
+
+int ring_cq_wait(struct vrdma_cq *cq, int64_t deadline)
+{
+	for (;;) {
+		int r = take_events(cq->ctx);
+
+		if (r < 0)
+			return r;
+		if (cq->event_seen) {
+			cq->event_seen = false;
+			return 1;
+		}
+		r = wait_eventfd(cq->ctx, cq->ctx->event.call_fd, deadline);
+		if (r <= 0)
+			return r;
+	}
 }

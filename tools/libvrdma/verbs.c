@@ -446,8 +446,8 @@ int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only)
 
 	if (!cq)
 		return -EINVAL;
-	if (cq->ring.mem)	/* its arm word: not in libvrdma yet */
-		return -EOPNOTSUPP;
+	if (cq->ring.mem)	/* its arm word */
+		return ring_req_notify_cq(cq, solicited_only);
 	req.cqn = cq->cqn;
 	req.flags = solicited_only ? VIRTIO_RDMA_NOTIFY_SOLICITED : VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION;
 	return ctrl_cmd(cq->ctx, VIRTIO_CMD_REQ_NOTIFY_CQ, &req, sizeof(req), NULL, 0);
@@ -455,7 +455,7 @@ int vrdma_req_notify_cq(struct vrdma_cq *cq, bool solicited_only)
 
 int vrdma_cq_fd(const struct vrdma_cq *cq)
 {
-	return !cq ? -EINVAL : cq->ring.mem ? -EOPNOTSUPP : cq->vq.call_fd;
+	return !cq ? -EINVAL : cq->ring.mem ? cq->ctx->event.call_fd : cq->vq.call_fd;
 }
 
 int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
@@ -464,12 +464,17 @@ int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
 
 	if (!cq)
 		return -EINVAL;
-	if (cq->ring.mem)	/* the event queue: not in libvrdma yet */
-		return -EOPNOTSUPP;
+	if (cq->ring.mem)	/* the event queue */
+		return ring_cq_wait(cq, deadline);
+	return wait_eventfd(cq->ctx, cq->vq.call_fd, deadline);
+}
+
+int wait_eventfd(struct vrdma_ctx *ctx, int fd, int64_t deadline)
+{
 	for (;;) {
 		struct pollfd pfd[2] = {
-			{ .fd = cq->vq.call_fd, .events = POLLIN },
-			{ .fd = cq->ctx->sock, .events = POLLRDHUP },
+			{ .fd = fd, .events = POLLIN },
+			{ .fd = ctx->sock, .events = POLLRDHUP },
 		};
 		uint64_t v;
 		int r;
@@ -482,12 +487,12 @@ int vrdma_cq_wait(struct vrdma_cq *cq, int timeout_ms)
 		if (!r)
 			return 0;
 		if (pfd[0].revents & POLLIN) {
-			if (read(cq->vq.call_fd, &v, sizeof(v)) == sizeof(v))
+			if (read(fd, &v, sizeof(v)) == sizeof(v))
 				return 1;
 			continue;	/* raced with another reader: nothing left */
 		}
 		if (pfd[1].revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL))
-			return conn_lost(cq->ctx, -ECONNRESET);
+			return conn_lost(ctx, -ECONNRESET);
 	}
 }
 
