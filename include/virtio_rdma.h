@@ -162,6 +162,7 @@ enum virtio_rdma_cmd {
 	VIRTIO_CMD_DEL_DB_PAGE,
 	VIRTIO_CMD_CREATE_CQ_RING,	/* 27 */
 	VIRTIO_CMD_CREATE_QP_RING,
+	VIRTIO_CMD_CREATE_SRQ_RING,	/* 29 */
 	VIRTIO_CMD_MAX,
 };
 
@@ -525,6 +526,15 @@ struct virtio_rdma_rsp_create_srq {
 	uint32_t srq_index;	/* the slot k */
 };
 
+/* ABI v2: an SRQ whose receive queue is a ring; the response is
+ * CREATE_SRQ's, its srq_index naming no virtqueue. */
+struct virtio_rdma_cmd_create_srq_ring {
+	struct virtio_rdma_cmd_create_srq srq;
+	uint32_t dbn;		/* the doorbell page of its ring */
+	uint32_t reserved;
+	struct virtio_rdma_ring_desc ring;
+};
+
 /* attr_mask bits (enum ib_srq_attr_mask) */
 #define VIRTIO_IB_SRQ_MAX_WR		(1u << 0)	/* resize */
 #define VIRTIO_IB_SRQ_LIMIT		(1u << 1)
@@ -794,6 +804,9 @@ VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, dbn, 68);
 VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, sq, 72);
 VRDMA_ABI(virtio_rdma_cmd_create_qp_ring, rq, 96);
 VRDMA_ABI_SIZE(virtio_rdma_cmd_create_qp_ring, 120);
+VRDMA_ABI(virtio_rdma_cmd_create_srq_ring, dbn, 16);
+VRDMA_ABI(virtio_rdma_cmd_create_srq_ring, ring, 24);
+VRDMA_ABI_SIZE(virtio_rdma_cmd_create_srq_ring, 48);
 
 VRDMA_ABI(virtio_rdma_cmd_create_qp, qp_type, 4);
 VRDMA_ABI(virtio_rdma_cmd_create_qp, sq_sig_type, 5);

@@ -142,8 +142,10 @@ static void free_resources(struct vdev *v)
 		}
 	v->n_ring_pend = 0;
 	for (i = 0; i < v->max_qp; i++)	/* no QP holds them now */
-		if (v->qps[i].srq)
+		if (v->qps[i].srq) {
 			eng_srq_destroy(v->qps[i].srq);
+			vdev_ring_qp_release(v, &v->qps[i]);
+		}
 	memset(v->qps, 0, v->max_qp * sizeof(*v->qps));
 	for (i = 0; i < v->max_mr; i++)
 		if (v->mrs[i]) {

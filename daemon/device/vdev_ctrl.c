@@ -576,7 +576,7 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 	(void)rsp;
 	if (!qp)
 		return VIRTIO_RDMA_ERR_NOENT;
-	ring = qp->sq_ring.entries;
+	ring = vdev_slot_ring(qp);
 	err = eng_qp_destroy(qp->eng);
 	if (!err)
 		vdev_ring_qp_release(v, qp);
@@ -586,18 +586,15 @@ static uint8_t cmd_destroy_qp(struct vdev *v, const void *req, void *rsp)
 	return st;
 }
 
-static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
+uint8_t vdev_srq_create(struct vdev *v, const struct virtio_rdma_cmd_create_srq *q,
+			struct virtio_rdma_rsp_create_srq *r, bool ring, uint32_t *slot)
 {
-	const struct virtio_rdma_cmd_create_srq *q = req;
-	struct virtio_rdma_rsp_create_srq *r = rsp;
 	struct eng_pd *pd = pd_get(v, le32toh(q->pdn));
 	struct eng_srq_attr a = { le32toh(q->max_wr), le32toh(q->max_sge), le32toh(q->srq_limit) };
 	struct eng_srq *srq;
 	uint32_t k;
 	int err;
 
-	if (vdev_rings(v))	/* its WQEs would come on a slot's virtqueue */
-		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (!pd)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (a.max_wr > VDEV_MAX_QP_WR)
@@ -605,16 +602,27 @@ static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
 	err = eng_srq_create(pd, &a, &srq);
 	if (err)
 		return vdev_status_of(err);
-	k = eng_srq_slot(srq);	/* < max_qp: a QP slot */
-	empty_qp_slot(v, k);	/* posted before the SRQ existed: not for it */
+	k = eng_srq_slot(srq);	/* a QP slot, below the engine's limit: ours */
+	if (!ring)
+		empty_qp_slot(v, k);	/* posted before the SRQ existed: not for it */
 	memset(&v->qps[k], 0, sizeof(v->qps[k]));
 	v->qps[k].srq = srq;
-	v->qps[k].rq = (struct vdev_wq_limits){ 0, a.max_sge, 0, false };
+	v->qps[k].rq = (struct vdev_wq_limits){ 0, a.max_sge, 0, ring };
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
 	r->srqn = htole32(eng_srq_handle(srq));
 	r->srq_index = htole32(k);
+	*slot = k;
 	return VIRTIO_RDMA_OK;
+}
+
+static uint8_t cmd_create_srq(struct vdev *v, const void *req, void *rsp)
+{
+	uint32_t k;
+
+	if (vdev_rings(v))	/* SRQs are rings then: CREATE_SRQ_RING */
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	return vdev_srq_create(v, req, rsp, false, &k);
 }
 
 static uint8_t cmd_modify_srq(struct vdev *v, const void *req, void *rsp)
@@ -658,12 +666,18 @@ static uint8_t cmd_destroy_srq(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_destroy_srq *q = req;
 	struct vdev_qp *s = vdev_srq_get(v, le32toh(q->srqn));
 	uint8_t st;
+	bool ring;
+	int err;
 
 	(void)rsp;
 	if (!s)
 		return VIRTIO_RDMA_ERR_NOENT;
-	st = slot_freed(eng_srq_destroy(s->srq), s, sizeof(*s));
-	if (!st)	/* the WQEs it still held go with it, as DESTROY_QP's */
+	ring = vdev_slot_ring(s);
+	err = eng_srq_destroy(s->srq);
+	if (!err)
+		vdev_ring_qp_release(v, s);
+	st = slot_freed(err, s, sizeof(*s));
+	if (!st && !ring)	/* the WQEs it still held go with it, as DESTROY_QP's */
 		empty_qp_slot(v, (uint32_t)(s - v->qps));
 	return st;
 }
@@ -796,6 +810,8 @@ static const struct {
 	    sizeof(struct virtio_rdma_rsp_create_cq)),
 	CMD(CREATE_QP_RING, vdev_cmd_create_qp_ring, sizeof(struct virtio_rdma_cmd_create_qp_ring),
 	    sizeof(struct virtio_rdma_rsp_create_qp)),
+	CMD(CREATE_SRQ_RING, vdev_cmd_create_srq_ring,
+	    sizeof(struct virtio_rdma_cmd_create_srq_ring), sizeof(struct virtio_rdma_rsp_create_srq)),
 #undef CMD
 };
 

@@ -57,7 +57,14 @@ struct vdev_qp {
 	uint32_t sq_taken, rq_taken;	/* WQEs the device took, as the headers say */
 	uint16_t dbn, sq_bit, rq_bit;
 	bool sq_pend, rq_pend;		/* on the device's list of rings to look at */
+	bool ring_dead;			/* a ring lied: none of its rings is read again */
 };
+
+/* The slot's queues are rings (ABI v2): a QP's send ring, an SRQ's ring. */
+static inline bool vdev_slot_ring(const struct vdev_qp *qp)
+{
+	return qp->sq_ring.entries || qp->rq_ring.entries;
+}
 
 struct vdev_mr {
 	struct vdev *v;
@@ -140,6 +147,7 @@ uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp);
 uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp);
+uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp);
 void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq);
 void vdev_ring_qp_release(struct vdev *v, struct vdev_qp *qp);
 unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn);
@@ -163,6 +171,10 @@ bool vdev_signal_call(struct vdev *v, struct virtq *vq, bool force);
 uint8_t vdev_status_of(int err);
 uint8_t vdev_qp_create(struct vdev *v, const struct virtio_rdma_cmd_create_qp *q,
 		       struct virtio_rdma_rsp_create_qp *r, bool ring, uint32_t *k);
+/* An SRQ as CREATE_SRQ makes it (ring: its queue is a ring, set up by the
+ * caller), its slot in *k. */
+uint8_t vdev_srq_create(struct vdev *v, const struct virtio_rdma_cmd_create_srq *q,
+			struct virtio_rdma_rsp_create_srq *r, bool ring, uint32_t *k);
 /* vdev_poll.c: one WQE of len bytes in v->wqe_buf (len < 0: too long) for
  * QP slot k's send or receive queue, into the engine; -ENOMEM if that
  * queue is full (the WQE stays where it is), else 0. */

@@ -399,6 +399,7 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 	const struct virtio_rdma_cmd_create_qp *c = &q->qp;
 	uint32_t dbn = le32toh(q->dbn), sbit = le32toh(q->sq.db_bit), rbit = le32toh(q->rq.db_bit);
 	uint32_t send_sge = le32toh(c->max_send_sge), recv_sge = le32toh(c->max_recv_sge);
+	bool srq = le32toh(c->flags) & VIRTIO_RDMA_CREATE_QP_SRQ;
 	size_t send_wqe, recv_wqe;
 	struct gring sq = { 0 }, rq = { 0 };
 	struct vdev_db *db;
@@ -408,13 +409,11 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 
 	if (!vdev_rings(v))
 		return VIRTIO_RDMA_ERR_UNSUPP;
-	if (le32toh(c->flags) & VIRTIO_RDMA_CREATE_QP_SRQ)	/* SRQ rings are to come */
-		return VIRTIO_RDMA_ERR_UNSUPP;
 	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
 	if (!db)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (send_sge > ENG_MAX_SGE || recv_sge > ENG_MAX_SGE ||
-	    le32toh(c->max_inline_data) > ENG_MAX_INLINE || sbit == rbit)
+	    le32toh(c->max_inline_data) > ENG_MAX_INLINE || (!srq && sbit == rbit))
 		return VIRTIO_RDMA_ERR_INVAL;
 	/* the largest WQE the caps allow fits a slot */
 	send_wqe = sizeof(struct virtio_rdma_cmd_post_send) +
@@ -424,11 +423,13 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 	st = wq_ring_init(v, db, &q->sq, le32toh(c->max_send_wr), send_wqe, &sq);
 	if (st)
 		return st;
-	st = wq_ring_init(v, db, &q->rq, le32toh(c->max_recv_wr), recv_wqe, &rq);
+	/* with an SRQ its receives come from the SRQ's ring: no ring here */
+	st = srq ? VIRTIO_RDMA_OK : wq_ring_init(v, db, &q->rq, le32toh(c->max_recv_wr), recv_wqe,
+						 &rq);
 	if (st)
 		goto free_sq;
 	if (gring_store(&sq, &v->vu.mem, GRING_TAKEN, 0) ||
-	    gring_store(&rq, &v->vu.mem, GRING_TAKEN, 0)) {
+	    (!srq && gring_store(&rq, &v->vu.mem, GRING_TAKEN, 0))) {
 		st = VIRTIO_RDMA_ERR_FAULT;
 		goto free_rq;
 	}
@@ -440,9 +441,11 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 	qp->rq_ring = rq;
 	qp->dbn = (uint16_t)dbn;
 	qp->sq_bit = (uint16_t)sbit;
-	qp->rq_bit = (uint16_t)rbit;
 	db_claim(db, sbit, VDEV_RING_SQ | k);
-	db_claim(db, rbit, VDEV_RING_RQ | k);
+	if (!srq) {
+		qp->rq_bit = (uint16_t)rbit;
+		db_claim(db, rbit, VDEV_RING_RQ | k);
+	}
 	db->users++;
 	return VIRTIO_RDMA_OK;
 
@@ -450,6 +453,48 @@ free_rq:
 	gring_free(&rq);
 free_sq:
 	gring_free(&sq);
+	return st;
+}
+
+uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp)
+{
+	const struct virtio_rdma_cmd_create_srq_ring *q = req;
+	uint32_t dbn = le32toh(q->dbn), bit = le32toh(q->ring.db_bit);
+	size_t wqe = sizeof(struct virtio_rdma_cmd_post_recv) +
+		     le32toh(q->srq.max_sge) * (size_t)sizeof(struct virtio_rdma_sge);
+	struct gring ring = { 0 };
+	struct vdev_db *db;
+	struct vdev_qp *s;
+	uint32_t k;
+	uint8_t st;
+
+	if (!vdev_rings(v))
+		return VIRTIO_RDMA_ERR_UNSUPP;
+	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	if (!db)
+		return VIRTIO_RDMA_ERR_NOENT;
+	if (le32toh(q->srq.max_sge) > ENG_MAX_SGE || q->reserved)
+		return VIRTIO_RDMA_ERR_INVAL;
+	st = wq_ring_init(v, db, &q->ring, le32toh(q->srq.max_wr), wqe, &ring);
+	if (st)
+		return st;
+	if (gring_store(&ring, &v->vu.mem, GRING_TAKEN, 0)) {
+		st = VIRTIO_RDMA_ERR_FAULT;
+		goto free_ring;
+	}
+	st = vdev_srq_create(v, &q->srq, rsp, true, &k);
+	if (st)
+		goto free_ring;
+	s = &v->qps[k];
+	s->rq_ring = ring;
+	s->dbn = (uint16_t)dbn;
+	s->rq_bit = (uint16_t)bit;
+	db_claim(db, bit, VDEV_RING_RQ | k);
+	db->users++;
+	return VIRTIO_RDMA_OK;
+
+free_ring:
+	gring_free(&ring);
 	return st;
 }
 
@@ -469,16 +514,18 @@ void vdev_ring_qp_release(struct vdev *v, struct vdev_qp *qp)
 {
 	struct vdev_db *db = v->dbs[qp->dbn];
 
-	if (!qp->sq_ring.entries)
+	if (!vdev_slot_ring(qp))
 		return;
 	unpend(v, (uint32_t)(qp - v->qps));
-	gring_free(&qp->sq_ring);
-	gring_free(&qp->rq_ring);
 	if (db) {
-		db_release(db, qp->sq_bit);
-		db_release(db, qp->rq_bit);
+		if (qp->sq_ring.entries)
+			db_release(db, qp->sq_bit);
+		if (qp->rq_ring.entries)
+			db_release(db, qp->rq_bit);
 		db->users--;
 	}
+	gring_free(&qp->sq_ring);
+	gring_free(&qp->rq_ring);
 }
 
 /* The queue on the pending list, once. */
@@ -493,11 +540,24 @@ static void pend(struct vdev *v, struct vdev_qp *qp, bool recv)
 					 (uint32_t)(qp - v->qps);
 }
 
-/* A ring QP whose queue misbehaved: ERR with QP_FATAL, counted. */
+/* A ring that misbehaved (a lying prod, a page gone from guest memory):
+ * never read again, counted; its QP goes to ERR with QP_FATAL, and an
+ * SRQ's every QP (their receives have nowhere left to come from). */
 static void ring_qp_fatal(struct vdev *v, struct vdev_qp *qp)
 {
+	uint32_t i;
+
+	if (qp->ring_dead)
+		return;
+	qp->ring_dead = true;
 	v->stats.ring_errors++;
-	eng_qp_fatal(qp->eng);
+	if (qp->eng) {
+		eng_qp_fatal(qp->eng);
+		return;
+	}
+	for (i = 0; i < v->qp_hi; i++)
+		if (v->qps[i].eng && eng_qp_srq(v->qps[i].eng) == qp->srq)
+			eng_qp_fatal(v->qps[i].eng);
 }
 
 /* The WQEs between what the device took and the guest's prod; whether any
@@ -508,6 +568,8 @@ static bool poll_wq_ring(struct vdev *v, struct vdev_qp *qp, bool recv, unsigned
 	uint32_t *taken = recv ? &qp->rq_taken : &qp->sq_taken, prod, was = *taken;
 	bool left = false;
 
+	if (qp->ring_dead)
+		return false;
 	if (gring_load(r, &v->vu.mem, GRING_PROD, &prod)) {
 		ring_qp_fatal(v, qp);
 		return false;
@@ -603,7 +665,7 @@ unsigned int vdev_poll_rings(struct vdev *v)
 
 		memmove(v->ring_pend, v->ring_pend + 1, --v->n_ring_pend * sizeof(*v->ring_pend));
 		*(recv ? &qp->rq_pend : &qp->sq_pend) = false;
-		if (qp->eng && poll_wq_ring(v, qp, recv, &got))
+		if ((qp->eng || qp->srq) && poll_wq_ring(v, qp, recv, &got))
 			pend(v, qp, recv);
 		n += got;
 	}

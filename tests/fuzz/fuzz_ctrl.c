@@ -97,6 +97,7 @@ static size_t req_size(uint8_t cmd)
 	case VIRTIO_CMD_DEL_DB_PAGE: return sizeof(struct virtio_rdma_cmd_del_db_page);
 	case VIRTIO_CMD_CREATE_CQ_RING: return sizeof(struct virtio_rdma_cmd_create_cq_ring);
 	case VIRTIO_CMD_CREATE_QP_RING: return sizeof(struct virtio_rdma_cmd_create_qp_ring);
+	case VIRTIO_CMD_CREATE_SRQ_RING: return sizeof(struct virtio_rdma_cmd_create_srq_ring);
 	default: return 0;
 	}
 }
@@ -116,7 +117,8 @@ static size_t rsp_size(uint8_t cmd)
 	case VIRTIO_CMD_CREATE_QP_RING: return sizeof(struct virtio_rdma_rsp_create_qp);
 	case VIRTIO_CMD_QUERY_QP: return sizeof(struct virtio_rdma_rsp_query_qp);
 	case VIRTIO_CMD_QUERY_PKEY: return sizeof(struct virtio_rdma_rsp_query_pkey);
-	case VIRTIO_CMD_CREATE_SRQ: return sizeof(struct virtio_rdma_rsp_create_srq);
+	case VIRTIO_CMD_CREATE_SRQ:
+	case VIRTIO_CMD_CREATE_SRQ_RING: return sizeof(struct virtio_rdma_rsp_create_srq);
 	case VIRTIO_CMD_QUERY_SRQ: return sizeof(struct virtio_rdma_rsp_query_srq);
 	case VIRTIO_CMD_ALLOC_MW: return sizeof(struct virtio_rdma_rsp_alloc_mw);
 	case VIRTIO_CMD_ADD_DB_PAGE: return sizeof(struct virtio_rdma_rsp_add_db_page);
@@ -169,6 +171,11 @@ static void fix_request(uint8_t cmd, uint8_t *req)
 		memcpy(&u64, FIELD(req, struct virtio_rdma_cmd_create_qp_ring, rq.pages), 8);
 		u64 = fix_gpa(u64, false);
 		memcpy(FIELD(req, struct virtio_rdma_cmd_create_qp_ring, rq.pages), &u64, 8);
+		break;
+	case VIRTIO_CMD_CREATE_SRQ_RING:	/* its page list in guest memory */
+		memcpy(&u64, FIELD(req, struct virtio_rdma_cmd_create_srq_ring, ring.pages), 8);
+		u64 = fix_gpa(u64, false);
+		memcpy(FIELD(req, struct virtio_rdma_cmd_create_srq_ring, ring.pages), &u64, 8);
 		break;
 	case VIRTIO_CMD_MODIFY_QP:
 	case VIRTIO_CMD_QUERY_QP:

@@ -119,3 +119,23 @@ q += rec2(14, struct.pack('<I', 16), fix=True)           # DESTROY_QP
 q += rec2(3, struct.pack('<I', 0))                       # DESTROY_CQ
 q += rec2(26, struct.pack('<I', 0))                      # DEL_DB_PAGE
 open(OUT + '/qp_ring', 'wb').write(bytes([1]) + lst + q)
+# an SRQ ring at 0x4000 (4 x 64, bit 21) and an RC QP ring on it (its SQ
+# ring at 0x3000, no RQ ring); the same lists
+srq = struct.pack('<IIII', 0, 2, 1, 0) + struct.pack('<II', 0, 0)         # 2 WRs of 1 SGE, dbn 0
+srq += struct.pack('<IIIIQ', 4, 64, 21, 1, GPA + 16)
+qps = struct.pack('<IBBHIIIIIIIII24x', 0, 2, 0, 0, 2, 1, 0, 0, 0, 0, 0, 1, 0)  # RC on SRQ 0
+qps += struct.pack('<I', 0) + struct.pack('<IIIIQ', 4, 256, 20, 1, GPA + 8) + bytes(24)
+s = rec2(25, struct.pack('<Q', GPA + 0x1000))            # ADD_DB_PAGE -> 0
+s += rec2(27, struct.pack('<IIIIQ', 8, 0, 3, 1, GPA))     # CREATE_CQ_RING -> 0
+s += rec2(4, b'')                                        # CREATE_PD -> 0
+s += rec2(19, struct.pack('<IIII', 0, 2, 1, 0))          # CREATE_SRQ: UNSUPP
+s += rec2(29, srq)                                       # CREATE_SRQ_RING -> 0
+s += rec2(29, srq)                                       # its bit taken: BUSY
+s += rec2x(28, qps)                                      # CREATE_QP_RING on it -> 16
+s += rec2(12, struct.pack('<II', 16, 1 | 8 | 16 | 32) + qp_attr(1, pkey=(24, '<H', 0), port=(33, '<B', 1), acc=(20, '<I', 7)), fix=True)
+s += rec2(22, struct.pack('<I', 0))                      # DESTROY_SRQ: BUSY
+s += rec2(14, struct.pack('<I', 16), fix=True)           # DESTROY_QP
+s += rec2(22, struct.pack('<I', 0))                      # DESTROY_SRQ
+s += rec2(3, struct.pack('<I', 0))                       # DESTROY_CQ
+s += rec2(26, struct.pack('<I', 0))                      # DEL_DB_PAGE
+open(OUT + '/srq_ring', 'wb').write(bytes([1]) + lst + s)

@@ -170,6 +170,22 @@ srq_pair() {	# NAME SIZE ITERS NQP ARGS...
 }
 check "srq: -q 3, 4096 B, 300 iterations" srq_pair srq 4096 300 3
 check "srq: -q 1, 65536 B, -m 1024, -e, -r 4" srq_pair srq1 65536 50 1 -m 1024 -e -r 4
+# ABI v2: the SRQ a ring of its own (CREATE_SRQ_RING), the QPs' send rings
+# beside it; the SRQ's receives were taken from its ring (srq_wqes).
+srq_wqes() { ctl stats --json | jq -c '[.vms[] | {(.name): .device.srq_wqes}] | add'; }
+srq_ring_used() {	# BEFORE ITERS
+	local r
+	r=$(srq_wqes)
+	echo "    SRQ WQEs: $1 before, $r after"
+	jq -e --argjson b "$1" --argjson n "$2" \
+		'.alpha - $b.alpha >= $n and .beta - $b.beta >= $n' <<< "$r" > /dev/null
+}
+SRQ_BEFORE=$(srq_wqes)
+export VRDMA_RINGS=1
+check "rings: srq -q 3, 4096 B, 300 iterations" srq_pair rsrq 4096 300 3
+check "rings: srq -q 1, 65536 B, -m 1024, -e, -r 4" srq_pair rsrq1 65536 50 1 -m 1024 -e -r 4
+check "rings: the SRQs' receives came from their rings (stats: srq_wqes)" srq_ring_used "$SRQ_BEFORE" 350
+unset VRDMA_RINGS
 
 # -c on the server only: the client sent its buffer as it was (0x7b, no
 # zero at each page's start), so every page is reported as rdma-core does,

@@ -3720,8 +3720,8 @@ static void test_qp_ring(void **state)
 	qp_ring_req(pdn, cqn, dbn, &q);
 	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_QP, &q.qp, sizeof(q.qp), &r1, sizeof(r1), &len),
 			 VIRTIO_RDMA_ERR_UNSUPP);
-	q.qp.flags = htole32(VIRTIO_RDMA_CREATE_QP_SRQ);
-	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_UNSUPP);
+	q.qp.flags = htole32(VIRTIO_RDMA_CREATE_QP_SRQ);	/* no SRQ 0 */
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_NOENT);
 	qp_ring_req(pdn, cqn, dbn + 1, &q);
 	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_NOENT);
 	qp_ring_req(pdn, cqn, dbn, &q);
@@ -3802,6 +3802,150 @@ static void test_qp_ring(void **state)
 	fx_free(f);
 }
 
+/* CREATE_SRQ_RING: an SRQ (2 WRs of one SGE) whose ring is the RQ ring's
+ * (RQR_OFF, 4 x 64 bytes, bit RQ_BIT) on doorbell page dbn. */
+static void srq_ring_req(uint32_t pdn, uint32_t dbn, struct virtio_rdma_cmd_create_srq_ring *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->srq.pdn = htole32(pdn);
+	q->srq.max_wr = htole32(2);
+	q->srq.max_sge = htole32(1);
+	q->dbn = htole32(dbn);
+	q->ring = (struct virtio_rdma_ring_desc){ htole32(4), htole32(RQR_STRIDE), htole32(RQ_BIT),
+						  htole32(1), htole64(GPA_BASE + CQR_LIST_OFF + 0x20) };
+}
+
+static uint8_t create_srq_ring(struct fx *f, const struct virtio_rdma_cmd_create_srq_ring *q,
+			       uint32_t *srqn, uint32_t *k)
+{
+	struct virtio_rdma_rsp_create_srq r = { 0 };
+	uint32_t len = 0;
+	uint8_t st = ctrl(f, VIRTIO_CMD_CREATE_SRQ_RING, q, sizeof(*q), &r, sizeof(r), &len);
+
+	if (st == VIRTIO_RDMA_OK) {
+		assert_int_equal(len, sizeof(r));
+		*srqn = le32toh(r.srqn);
+		*k = le32toh(r.srq_index);
+	}
+	return st;
+}
+
+/* docs/virtio-rdma.md section 8: SRQ rings. With VIRTIO_RDMA_F_RINGS,
+ * CREATE_SRQ is UNSUPP; CREATE_SRQ_RING checks the doorbell page (NOENT),
+ * the reserved word, the depth against max_wr (INVAL) and the bit (BUSY);
+ * a QP ring on the SRQ has a send ring only (its RQ descriptor unused).
+ * Receives in the SRQ's ring are taken when a message for one of its QPs
+ * arrives (before any doorbell) and at its doorbell; a lying prod costs the
+ * SRQ, read no more, and its QPs (QP_FATAL), counted once; a destroyed SRQ
+ * frees its bit; a reset frees a live one's ring. */
+static void test_srq_ring(void **state)
+{
+	uint32_t pdn, cqn, dbn, srqn, ks, qpn, k, srqn2, ks2, len, i, fatal = 0;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_create_srq_ring q;
+	struct virtio_rdma_cmd_create_qp_ring qr;
+	struct virtio_rdma_rsp_create_srq r1;
+	struct virtio_rdma_cqe c;
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+
+	(void)state;
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0, 0x1000);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	pdn = create_pd(f);
+
+	srq_ring_req(pdn, dbn, &q);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_SRQ, &q.srq, sizeof(q.srq), &r1, sizeof(r1),
+			      &len), VIRTIO_RDMA_ERR_UNSUPP);
+	q.dbn = htole32(dbn + 1);
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_ERR_NOENT);
+	srq_ring_req(pdn, dbn, &q);
+	q.reserved = htole32(1);
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_ERR_INVAL);
+	srq_ring_req(pdn, dbn, &q);
+	q.srq.max_wr = htole32(8);			/* a ring of 4 */
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_ERR_INVAL);
+	srq_ring_req(pdn, dbn, &q);
+	q.srq.max_sge = htole32(4);			/* 16 + 64 bytes in 64 */
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_ERR_INVAL);
+	srq_ring_req(pdn, dbn, &q);
+	q.ring.db_bit = htole32(7);			/* the CQ's */
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_ERR_BUSY);
+	srq_ring_req(pdn, dbn, &q);
+	assert_int_equal(create_srq_ring(f, &q, &srqn, &ks), VIRTIO_RDMA_OK);
+	assert_int_equal(create_srq_ring(f, &q, &srqn2, &ks2), VIRTIO_RDMA_ERR_BUSY);
+
+	qp_ring_req(pdn, cqn, dbn, &qr);
+	qr.qp.flags = htole32(VIRTIO_RDMA_CREATE_QP_SRQ);
+	qr.qp.srqn = htole32(srqn + 1);
+	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_ERR_NOENT);
+	qr.qp.srqn = htole32(srqn);
+	qr.rq.db_bit = qr.sq.db_bit;			/* unused: no RQ ring */
+	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
+	assert_null(f->v->qps[k].rq_ring.pages);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+
+	/* no doorbell yet: the message's arrival reads the SRQ's ring */
+	ring_recv_wqe(f, 0);
+	ring_recv_wqe(f, 1);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 2);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 0);
+	rx_send(f, qpn, 0);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 2);
+	assert_int_equal(qring_word(f, RQR_OFF, GRING_TAKEN), 2);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 1);
+	c = ring_cqe(f, 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.opcode, 128);	/* IB_WC_RECV */
+	assert_int_equal(le64toh(c.wr_id), 0x4e00);
+	assert_int_equal(le32toh(c.qp_num), qpn);
+	ring_recv_wqe(f, 2);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 3);
+	ring_doorbell(f, RQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.srq_wqes, 3);
+	assert_int_equal(qring_word(f, RQR_OFF, GRING_TAKEN), 3);
+
+	/* a prod five ahead of a ring of four: the SRQ and its QP */
+	set_qring_word(f, RQR_OFF, GRING_PROD, 3 + 5);
+	ring_doorbell(f, RQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 1);
+	assert_true(vdev_live(f->v));
+	for (i = 1; i < ring_word(f, GRING_WRITTEN); i++) {
+		c = ring_cqe(f, i);
+		if (c.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT &&
+		    le32toh(c.vendor_err) == VIRTIO_RDMA_EVENT_QP_FATAL)
+			fatal++;
+	}
+	assert_int_equal(fatal, 1);
+	rx_send(f, qpn, 1);			/* read no more, counted once */
+	ring_doorbell(f, RQ_BIT);
+	poll_dev(f);
+	assert_int_equal(f->v->stats.ring_errors, 1);
+	assert_int_equal(f->v->stats.srq_wqes, 3);
+
+	/* destroyed, its bit is free again */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	destroy(f, VIRTIO_CMD_DESTROY_SRQ, srqn);
+	memset(f->mem + RQR_OFF, 0, 0x1000);
+	assert_int_equal(create_srq_ring(f, &q, &srqn2, &ks2), VIRTIO_RDMA_OK);
+	/* a reset with it alive frees its ring (the sanitizer sees a leak) */
+	reconnect(f);
+	assert_null(f->v->qps[ks2].rq_ring.pages);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3840,6 +3984,7 @@ int main(void)
 		cmocka_unit_test(test_db_pages),
 		cmocka_unit_test(test_cq_ring),
 		cmocka_unit_test(test_qp_ring),
+		cmocka_unit_test(test_srq_ring),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};

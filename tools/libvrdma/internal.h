@@ -261,6 +261,7 @@ void wq_post(struct vrdma_ctx *ctx, struct wq *wq, unsigned int id, const uint8_
 /* verbs.c (the WQE sizes of a QP's queues) */
 size_t sq_slot_size(const struct vrdma_qp_init_attr *init);
 size_t rq_slot_size(const struct vrdma_qp_init_attr *init);
+size_t srq_slot_size(uint32_t max_sge);
 
 /* ctrl.c (the control queue) */
 int ctrl_cmd(struct vrdma_ctx *ctx, uint8_t cmd, const void *req, size_t req_len,
@@ -282,6 +283,8 @@ int ring_create_cq(struct vrdma_ctx *ctx, struct vrdma_cq *cq, uint32_t cqe);
 int ring_create_qp(struct vrdma_ctx *ctx, struct vrdma_qp *qp,
 		   const struct virtio_rdma_cmd_create_qp *req, uint32_t max_send_wr,
 		   uint32_t max_recv_wr, size_t send_slot, size_t recv_slot, uint32_t *k);
+int ring_create_srq(struct vrdma_ctx *ctx, struct vrdma_srq *srq,
+		    const struct virtio_rdma_cmd_create_srq *req, size_t slot);
 void uring_free(struct vrdma_ctx *ctx, struct uring *r);
 int ring_poll_cq(struct vrdma_cq *cq, int n, struct virtio_rdma_cqe *wc);
 int uring_get(struct wq *wq, size_t len, uint8_t **buf);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * ABI v2 in libvrdma (docs/virtio-rdma.md section 8), the host's stand-in
- * for the guest's provider: with VRDMA_RINGS=1 the CQs and QPs are rings
+ * for the guest's provider: with VRDMA_RINGS=1 the CQs, QPs and SRQs are rings
  * in our memory. A post writes the WQE into its slot, then prod, then sets
  * the queue's bit on our doorbell page, and kicks the wake queue only if
  * the device said it sleeps (need_wake); a poll reads CQEs up to what the
@@ -204,7 +204,8 @@ int ring_create_qp(struct vrdma_ctx *ctx, struct vrdma_qp *qp,
 
 	req.dbn = htole32(ctx->dbn);
 	ret = wq_ring_desc(ctx, &qp->sq.ring, max_send_wr, send_slot, &req.sq, &sl);
-	if (!ret)
+	/* on an SRQ its receives come from the SRQ's ring: none of its own */
+	if (!ret && !(qreq->flags & VIRTIO_RDMA_CREATE_QP_SRQ))
 		ret = wq_ring_desc(ctx, &qp->rq.ring, max_recv_wr, recv_slot, &req.rq, &rl);
 	if (!ret)
 		ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_QP_RING, &req, sizeof(req), &rsp,
@@ -218,6 +219,28 @@ int ring_create_qp(struct vrdma_ctx *ctx, struct vrdma_qp *qp,
 	}
 	qp->qpn = rsp.qpn;
 	*k = rsp.qp_index;
+	return 0;
+}
+
+int ring_create_srq(struct vrdma_ctx *ctx, struct vrdma_srq *srq,
+		    const struct virtio_rdma_cmd_create_srq *sreq, size_t slot)
+{
+	struct virtio_rdma_cmd_create_srq_ring req = { .srq = *sreq };
+	struct virtio_rdma_rsp_create_srq rsp;
+	uint64_t *list = NULL;
+	int ret;
+
+	req.dbn = htole32(ctx->dbn);
+	ret = wq_ring_desc(ctx, &srq->rq.ring, sreq->max_wr, slot, &req.ring, &list);
+	if (!ret)
+		ret = ctrl_cmd(ctx, VIRTIO_CMD_CREATE_SRQ_RING, &req, sizeof(req), &rsp,
+			       sizeof(rsp));
+	shm_free(ctx, list);
+	if (ret) {
+		uring_free(ctx, &srq->rq.ring);
+		return ret;
+	}
+	srq->srqn = rsp.srqn;
 	return 0;
 }
 

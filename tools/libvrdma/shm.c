@@ -143,6 +143,6 @@ size_t vrdma_mem_qp(const struct vrdma_qp_init_attr *init)
 
 size_t vrdma_mem_srq(uint32_t max_wr, uint32_t max_sge)
 {
-	return wq_bytes(max_wr, sizeof(struct virtio_rdma_cmd_post_recv) +
-			(size_t)max_sge * sizeof(struct virtio_rdma_sge));
+	return max_of(wq_bytes(max_wr, srq_slot_size(max_sge)),
+		      ring_mem_qp(0, max_wr, 0, srq_slot_size(max_sge)));
 }

@@ -503,10 +503,14 @@ size_t sq_slot_size(const struct vrdma_qp_init_attr *init)
 	       (size_t)init->max_send_sge * sizeof(struct virtio_rdma_sge) + init->max_inline_data;
 }
 
+size_t srq_slot_size(uint32_t max_sge)
+{
+	return sizeof(struct virtio_rdma_cmd_post_recv) + (size_t)max_sge * sizeof(struct virtio_rdma_sge);
+}
+
 size_t rq_slot_size(const struct vrdma_qp_init_attr *init)
 {
-	return sizeof(struct virtio_rdma_cmd_post_recv) +
-	       (size_t)init->max_recv_sge * sizeof(struct virtio_rdma_sge);
+	return srq_slot_size(init->max_recv_sge);
 }
 
 int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
@@ -548,9 +552,8 @@ int vrdma_create_qp(struct vrdma_pd *pd, const struct vrdma_qp_init_attr *init,
 	qp->max_send_sge = init->max_send_sge;
 	qp->max_recv_sge = init->max_recv_sge;
 	qp->max_inline = init->max_inline_data;
-	if (ctx->rings) {	/* ABI v2: both queues rings (SRQ rings are to come) */
-		ret = init->srq ? -EOPNOTSUPP :
-		      ring_create_qp(ctx, qp, &req, init->max_send_wr, init->max_recv_wr,
+	if (ctx->rings) {	/* ABI v2: its queues rings (on an SRQ, the SQ only) */
+		ret = ring_create_qp(ctx, qp, &req, init->max_send_wr, init->max_recv_wr,
 				     sq_slot_size(init), rq_slot_size(init), &k);
 		if (ret)
 			goto free_qp;
@@ -788,19 +791,26 @@ int vrdma_create_srq(struct vrdma_pd *pd, uint32_t max_wr, uint32_t max_sge, uin
 	req.max_wr = max_wr;
 	req.max_sge = max_sge;
 	req.srq_limit = srq_limit;
+	srq->ctx = pd->ctx;
+	srq->max_sge = max_sge;
+	if (pd->ctx->rings) {	/* ABI v2: its queue a ring */
+		ret = ring_create_srq(pd->ctx, srq, &req, srq_slot_size(max_sge));
+		if (ret)
+			goto free_srq;
+		list_add(&pd->ctx->srqs, &srq->link);
+		*srqp = srq;
+		return 0;
+	}
 	ret = ctrl_cmd(pd->ctx, VIRTIO_CMD_CREATE_SRQ, &req, sizeof(req), &rsp, sizeof(rsp));
 	if (ret)
 		goto free_srq;
-	srq->ctx = pd->ctx;
 	srq->srqn = rsp.srqn;
-	srq->max_sge = max_sge;
 	if (rsp.srq_index >= pd->ctx->max_qp) {
 		ret = -EPROTO;	/* no queue for it */
 		goto destroy_srq;
 	}
 	ret = wq_setup(pd->ctx, &srq->rq, VIRTIO_RDMA_RQ_VQ(pd->ctx->max_cq, rsp.srq_index),
-		       max_wr, sizeof(struct virtio_rdma_cmd_post_recv) +
-		       (size_t)max_sge * sizeof(struct virtio_rdma_sge));
+		       max_wr, srq_slot_size(max_sge));
 	if (ret)
 		goto reset_queue;
 	list_add(&pd->ctx->srqs, &srq->link);
@@ -825,6 +835,7 @@ int vrdma_destroy_srq(struct vrdma_srq *srq)
 	ret = destroy_cmd(srq->ctx, VIRTIO_CMD_DESTROY_SRQ, srq->srqn);
 	if (ret)
 		return ret;
+	uring_free(srq->ctx, &srq->rq.ring);	/* ours again once DESTROY answered */
 	wq_teardown(srq->ctx, &srq->rq);
 	list_del(&srq->link);
 	free(srq);
