@@ -48,6 +48,8 @@ enum vm_key {
 	VM_KEY_MAX_QP,
 	VM_KEY_MAX_MR,
 	VM_KEY_MAX_MR_PAGES,
+	VM_KEY_RING_MAX_CQ,
+	VM_KEY_RING_MAX_QP,
 	VM_KEY_SOCKET_OWNER,
 	VM_KEY_SOCKET_GROUP,
 	VM_KEY_SOCKET_MODE,
@@ -468,6 +470,16 @@ static int set_vm_max_qp(struct parser *p, const char *v)
 	return set_uint(p, "max_qp", 1, VRDMA_CONF_MAX_QUEUES, &cur_vm(p)->max_qp, v);
 }
 
+static int set_vm_ring_max_cq(struct parser *p, const char *v)
+{
+	return set_uint(p, "ring_max_cq", 1, VRDMA_CONF_MAX_RING_QUEUES, &cur_vm(p)->ring_max_cq, v);
+}
+
+static int set_vm_ring_max_qp(struct parser *p, const char *v)
+{
+	return set_uint(p, "ring_max_qp", 1, VRDMA_CONF_MAX_RING_QUEUES, &cur_vm(p)->ring_max_qp, v);
+}
+
 static int set_vm_max_mr(struct parser *p, const char *v)
 {
 	return set_uint(p, "max_mr", 1, VRDMA_CONF_MAX_MR, &cur_vm(p)->max_mr, v);
@@ -533,10 +545,13 @@ static const struct key_desc vm_keys[] = {
 	{ "max_qp", set_vm_max_qp },
 	{ "max_mr", set_vm_max_mr },
 	{ "max_mr_pages", set_vm_max_mr_pages },
+	{ "ring_max_cq", set_vm_ring_max_cq },
+	{ "ring_max_qp", set_vm_ring_max_qp },
 	{ "socket_owner", set_vm_owner },
 	{ "socket_group", set_vm_group },
 	{ "socket_mode", set_vm_mode },
 };
+_Static_assert(ARRAY_SIZE(vm_keys) == VM_KEY_COUNT, "key_line has a slot per key");
 
 /* Indexed by enum section. */
 static const struct section_desc {
@@ -608,6 +623,8 @@ static int add_vm(struct parser *p, const char *name)
 	vm->max_qp = VRDMA_CONF_DEFAULT_QUEUES;
 	vm->max_mr = VRDMA_CONF_DEFAULT_MAX_MR;
 	vm->max_mr_pages = VRDMA_CONF_DEFAULT_MAX_MR_PAGES;
+	vm->ring_max_cq = VRDMA_CONF_DEFAULT_RING_QUEUES;
+	vm->ring_max_qp = VRDMA_CONF_DEFAULT_RING_QUEUES;
 	vm->socket_mode = 0600;
 	p->vm = cfg->n_vms++;
 	p->sec = SEC_VM;
@@ -928,6 +945,7 @@ bool vrdma_vm_config_equal(const struct vrdma_vm_config *a, const struct vrdma_v
 	       a->has_mac == b->has_mac && (!a->has_mac || !memcmp(a->mac, b->mac, 6)) &&
 	       a->max_cq == b->max_cq && a->max_qp == b->max_qp &&
 	       a->max_mr == b->max_mr && a->max_mr_pages == b->max_mr_pages &&
+	       a->ring_max_cq == b->ring_max_cq && a->ring_max_qp == b->ring_max_qp &&
 	       !strcmp(a->socket_owner, b->socket_owner) &&
 	       !strcmp(a->socket_group, b->socket_group) && a->socket_mode == b->socket_mode;
 }

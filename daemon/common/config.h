@@ -28,6 +28,8 @@
 #define VRDMA_CONF_MAX_VQS 256		/* vhost-user's 8-bit queue index */
 #define VRDMA_CONF_DEFAULT_MAX_MR 4096	/* MRs of a VM */
 #define VRDMA_CONF_MAX_MR 65536		/* the engine's MR table */
+#define VRDMA_CONF_DEFAULT_RING_QUEUES 4096	/* ring_max_cq and ring_max_qp */
+#define VRDMA_CONF_MAX_RING_QUEUES 16384	/* the engine's QP and CQ tables */
 /* 4 KiB pages over all MRs of a VM: 8 GiB registered, 16 MiB of the
  * daemon's memory at 8 bytes a page. */
 #define VRDMA_CONF_DEFAULT_MAX_MR_PAGES (1u << 21)
@@ -54,6 +56,9 @@ struct vrdma_vm_config {
 	unsigned int max_cq, max_qp;		/* virtio-rdma queues: 1..16384, default 64 */
 	unsigned int max_mr;			/* 1..65536, default 4096 */
 	unsigned int max_mr_pages;		/* pages of all its MRs, default 2^21 */
+	/* CQs and QPs (SRQs included) with ABI v2's rings, which need no
+	 * virtqueue: 1..16384, default 4096 */
+	unsigned int ring_max_cq, ring_max_qp;
 	char socket_owner[33], socket_group[33];	/* user/group name or number; "" = ours */
 	unsigned int socket_mode;		/* default 0600 */
 	unsigned int line;			/* of its [vm NAME] header */

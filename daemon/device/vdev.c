@@ -42,7 +42,7 @@ static struct vdev_cq *cq_of(struct vdev *v, struct eng_cq *ecq)
 {
 	uint32_t n = eng_cq_handle(ecq);
 
-	return n < v->max_cq && v->cqs[n].eng == ecq ? &v->cqs[n] : NULL;
+	return n < v->n_cqs && v->cqs[n].eng == ecq ? &v->cqs[n] : NULL;
 }
 
 static void op_cq_event(void *ctx, struct eng_cq *ecq, bool solicited)
@@ -93,7 +93,7 @@ static void op_async(void *ctx, struct eng_cq *ecq, struct eng_qp *eqp, int even
 		qpn = eng_qp_num(eqp);
 		/* Last WQE Reached is about receives: the recv CQ, where the
 		 * completions of the SRQ's WQEs went, as SRQ_LIMIT_REACHED */
-		if (k < v->max_qp && v->qps[k].eng == eqp)
+		if (k < v->n_qps && v->qps[k].eng == eqp)
 			cq = &v->cqs[event == ENG_EVENT_QP_LAST_WQE_REACHED ? v->qps[k].recv_cqn :
 									       v->qps[k].send_cqn];
 	}
@@ -115,7 +115,7 @@ static void op_srq_limit(void *ctx, struct eng_srq *srq, struct eng_qp *eqp)
 	uint32_t k = eng_qp_handle(eqp);
 	struct virtio_rdma_cqe *e;
 
-	if (k >= v->max_qp || v->qps[k].eng != eqp || !v->cqs[v->qps[k].recv_cqn].eng)
+	if (k >= v->n_qps || v->qps[k].eng != eqp || !v->cqs[v->qps[k].recv_cqn].eng)
 		return;
 	e = queue_event(v, &v->cqs[v->qps[k].recv_cqn], VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED,
 			eng_qp_num(eqp));
@@ -135,29 +135,31 @@ static void free_resources(struct vdev *v)
 		if (mw)
 			eng_mw_dealloc(mw);
 	}
-	for (i = 0; i < v->max_qp; i++)
+	for (i = 0; i < v->n_qps; i++)
 		if (v->qps[i].eng) {
 			eng_qp_destroy(v->qps[i].eng);
 			vdev_ring_qp_release(v, &v->qps[i]);
 		}
 	v->n_ring_pend = 0;
-	for (i = 0; i < v->max_qp; i++)	/* no QP holds them now */
+	for (i = 0; i < v->n_qps; i++)	/* no QP holds them now */
 		if (v->qps[i].srq) {
 			eng_srq_destroy(v->qps[i].srq);
 			vdev_ring_qp_release(v, &v->qps[i]);
 		}
-	memset(v->qps, 0, v->max_qp * sizeof(*v->qps));
+	if (v->qps)
+		memset(v->qps, 0, v->qps_cap * sizeof(*v->qps));
 	for (i = 0; i < v->max_mr; i++)
 		if (v->mrs[i]) {
 			vdev_mr_free(v, v->mrs[i]);
 			v->mrs[i] = NULL;
 		}
-	for (i = 0; i < v->max_cq; i++)
+	for (i = 0; i < v->n_cqs; i++)
 		if (v->cqs[i].eng) {
 			eng_cq_destroy(v->cqs[i].eng);
 			vdev_ring_cq_release(v, &v->cqs[i]);
 		}
-	memset(v->cqs, 0, v->max_cq * sizeof(*v->cqs));
+	if (v->cqs)
+		memset(v->cqs, 0, v->cqs_cap * sizeof(*v->cqs));
 	v->cq_hi = v->qp_hi = 0;
 	for (i = 0; i < VDEV_MAX_PD; i++)
 		if (v->pds[i]) {
@@ -194,16 +196,57 @@ static void gids_from_config(struct vdev *v)
 	}
 }
 
+/* Tables of n slots of size bytes at *tab, grown to at least n (cap); the
+ * new slots zero. */
+static int grow_table(void **tab, uint32_t *cap, uint32_t n, size_t size)
+{
+	void *t;
+
+	if (n <= *cap)
+		return 0;
+	t = calloc(n, size);
+	if (!t)
+		return -ENOMEM;
+	if (*cap)
+		memcpy(t, *tab, (size_t)*cap * size);
+	free(*tab);
+	*tab = t;
+	*cap = n;
+	return 0;
+}
+
+/* The tables for v1 (virtqueues) or v2 (rings): the slots the engine may
+ * hand out. Empty tables only (a reset comes first). */
+static int size_tables(struct vdev *v, bool rings)
+{
+	uint32_t cqs = rings ? v->cfg->ring_max_cq : v->max_cq;
+	uint32_t qps = rings ? v->cfg->ring_max_qp : v->max_qp;
+	uint32_t pend_cap = 2 * v->qps_cap;
+
+	if (grow_table((void **)&v->cqs, &v->cqs_cap, cqs, sizeof(*v->cqs)) ||
+	    grow_table((void **)&v->qps, &v->qps_cap, qps, sizeof(*v->qps)) ||
+	    grow_table((void **)&v->ring_pend, &pend_cap, 2 * qps, sizeof(*v->ring_pend)))
+		return -ENOMEM;
+	v->n_cqs = cqs;
+	v->n_qps = qps;
+	v->ring_mode = rings;
+	return 0;
+}
+
 /* A fresh engine and an empty device, as on a new connection. */
 int vdev_device_reset(struct vdev *v)
 {
 	vdev_lie_reset();
 	free_resources(v);
 	eng_dev_free(v->eng);
+	v->eng = NULL;
+	/* what the driver negotiated sizes what it may create */
+	if (size_tables(v, vdev_rings(v)))
+		return -ENOMEM;
 	v->eng = eng_dev_new(&v->eng_ops, v, &v->tx);
 	if (!v->eng)
 		return -ENOMEM;
-	eng_dev_set_limits(v->eng, VDEV_MAX_PD, v->max_mr, v->max_cq, v->max_qp);
+	eng_dev_set_limits(v->eng, VDEV_MAX_PD, v->max_mr, v->n_cqs, v->n_qps);
 	eng_dev_set_port_mtu(v->eng, vdev_mtu_enum(v->port.mtu));
 	eng_dev_set_cc(v->eng, &v->port.cc);
 	gids_from_config(v);
@@ -243,6 +286,11 @@ static void fill_config(struct vdev *v)
 	c->max_pd = htole32(VDEV_MAX_PD);
 	c->max_qp_rd_atom = c->max_qp_init_rd_atom = htole32(ENG_MAX_RD_ATOMIC);
 	c->max_res_rd_atom = htole32(ENG_MAX_RD_ATOMIC * v->max_qp);
+	/* ABI v2 (offered by vrdmad): its queues need no virtqueue */
+	c->ring_max_qp = htole32(v->cfg->ring_max_qp);
+	c->ring_max_cq = htole32(v->cfg->ring_max_cq);
+	c->ring_max_srq = htole32(v->cfg->ring_max_qp - 1);	/* each holds a QP slot */
+	c->max_db_pages = htole32(VDEV_MAX_DB_PAGES);
 	/* atomic among this device's own atomics, not against guest CPU
 	 * accesses (docs/virtio-rdma.md section 3) */
 	c->atomic_cap = VIRTIO_IB_ATOMIC_HCA;
@@ -290,6 +338,21 @@ static void vu_reset(void *ctx)
 		log_err("vm %s: out of memory resetting the device", v->cfg->name);
 }
 
+/* A driver that takes or drops ABI v2 starts from an empty device sized
+ * for it (virtio negotiates features before anything is created). */
+static int vu_features_set(void *ctx, uint64_t features)
+{
+	struct vdev *v = ctx;
+
+	if (!(features & (1ull << VIRTIO_RDMA_F_RINGS)) == !v->ring_mode)
+		return 0;
+	if (vdev_device_reset(v)) {
+		log_err("vm %s: out of memory for the tables of ABI v2", v->cfg->name);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void vu_kick_changed(void *ctx, unsigned int idx, int old_fd, int new_fd)
 {
 	struct vdev *v = ctx;
@@ -305,6 +368,7 @@ static const struct vu_ops vdev_vu_ops = {
 	.get_config = vu_get_config,
 	.reset = vu_reset,
 	.kick_changed = vu_kick_changed,
+	.features_set = vu_features_set,
 };
 
 int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
@@ -328,12 +392,9 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 		.gid = op_gid, .cq_event = op_cq_event, .async_error = op_async,
 		.srq_limit = op_srq_limit,
 	};
-	v->cqs = calloc(v->max_cq, sizeof(*v->cqs));
-	v->qps = calloc(v->max_qp, sizeof(*v->qps));
 	v->pds = calloc(VDEV_MAX_PD, sizeof(*v->pds));
 	v->mrs = calloc(v->max_mr, sizeof(*v->mrs));
-	v->ring_pend = calloc(2 * (size_t)v->max_qp, sizeof(*v->ring_pend));
-	if (!v->cqs || !v->qps || !v->pds || !v->mrs || !v->ring_pend) {
+	if (!v->pds || !v->mrs) {
 		err = -ENOMEM;
 		goto free_tables;
 	}

@@ -77,7 +77,12 @@ struct vdev {
 	struct vu_dev vu;
 	const struct vrdma_vm_config *cfg;
 	uint32_t vm_id;
-	uint32_t max_cq, max_qp;
+	uint32_t max_cq, max_qp;		/* v1: its virtqueues */
+	/* The tables' slots in use by the engine's limits: v1's max_cq and
+	 * max_qp, or with ABI v2 (rings) the config's ring_max_cq/qp. The
+	 * tables grow to the largest ever needed (cqs_cap, qps_cap). */
+	uint32_t n_cqs, n_qps, cqs_cap, qps_cap;
+	bool ring_mode;				/* n_* are v2's */
 	uint32_t max_mr, max_mr_pages;		/* the VM's, from its config */
 	uint64_t mr_pages;			/* charged to its MRs (CREATE_MR: max_num_sg) */
 	uint64_t poll_pages;			/* page entries read or freed in this poll */
@@ -92,12 +97,12 @@ struct vdev {
 	struct vdev_sync sync;
 	struct virtio_rdma_config config;	/* gid_tbl is the live GID table */
 	bool gid_valid[VIRTIO_RDMA_GID_TBL_LEN];
-	struct vdev_cq *cqs;			/* [max_cq] */
-	struct vdev_qp *qps;			/* [max_qp] */
+	struct vdev_cq *cqs;			/* [cqs_cap] */
+	struct vdev_qp *qps;			/* [qps_cap] */
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
 	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
 	struct vdev_db *dbs[VDEV_MAX_DB_PAGES];	/* ABI v2, index = dbn */
-	uint32_t *ring_pend;			/* [2 max_qp] rings to look at */
+	uint32_t *ring_pend;			/* [2 qps_cap] rings to look at */
 	uint32_t n_ring_pend;
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */

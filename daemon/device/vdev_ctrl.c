@@ -34,23 +34,23 @@ static struct eng_pd *pd_get(struct vdev *v, uint32_t pdn)
 
 static struct vdev_cq *cq_get(struct vdev *v, uint32_t cqn)
 {
-	return cqn < v->max_cq && v->cqs[cqn].eng ? &v->cqs[cqn] : NULL;
+	return cqn < v->n_cqs && v->cqs[cqn].eng ? &v->cqs[cqn] : NULL;
 }
 
 struct vdev_qp *vdev_qp_get(struct vdev *v, uint32_t qpn)
 {
 	struct eng_qp *eqp = eng_qp_from_num(v->eng, qpn);
-	uint32_t k = eqp ? eng_qp_handle(eqp) : v->max_qp;
+	uint32_t k = eqp ? eng_qp_handle(eqp) : v->n_qps;
 
-	return k < v->max_qp && v->qps[k].eng == eqp ? &v->qps[k] : NULL;
+	return k < v->n_qps && v->qps[k].eng == eqp ? &v->qps[k] : NULL;
 }
 
 struct vdev_qp *vdev_srq_get(struct vdev *v, uint32_t srqn)
 {
 	struct eng_srq *srq = eng_srq_get(v->eng, srqn);
-	uint32_t k = srq ? eng_srq_slot(srq) : v->max_qp;
+	uint32_t k = srq ? eng_srq_slot(srq) : v->n_qps;
 
-	return k < v->max_qp && v->qps[k].srq == srq ? &v->qps[k] : NULL;
+	return k < v->n_qps && v->qps[k].srq == srq ? &v->qps[k] : NULL;
 }
 
 /* A slot's queues start and end empty: the chains left there go back
@@ -410,7 +410,7 @@ uint8_t vdev_qp_create(struct vdev *v, const struct virtio_rdma_cmd_create_qp *q
 	err = eng_qp_create(pd, &init, &eqp);
 	if (err)
 		return vdev_status_of(err);
-	k = eng_qp_handle(eqp);	/* < max_qp: the engine's limit is ours */
+	k = eng_qp_handle(eqp);	/* < n_qps: the engine's limit is ours */
 	if (!ring)
 		empty_qp_slot(v, k);	/* posted before the QP existed: not for it */
 	qp = &v->qps[k];

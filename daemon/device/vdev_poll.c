@@ -120,12 +120,14 @@ int vdev_take_wqe(struct vdev *v, struct vdev_qp *qp, bool recv, int64_t len)
 
 static unsigned int poll_wq(struct vdev *v, struct vdev_qp *qp, uint32_t k, bool recv)
 {
-	struct virtq *vq = &v->vu.vqs[recv ? VIRTIO_RDMA_RQ_VQ(v->max_cq, k) :
-					     VIRTIO_RDMA_SQ_VQ(v->max_cq, k)];
 	struct virtq_elem e;
 	unsigned int n = 0;
+	struct virtq *vq;
 	int r;
 
+	if (k >= v->max_qp)
+		return 0;
+	vq = &v->vu.vqs[recv ? VIRTIO_RDMA_RQ_VQ(v->max_cq, k) : VIRTIO_RDMA_SQ_VQ(v->max_cq, k)];
 	if (!virtq_ready(vq))
 		return 0;
 	while (n < POLL_BUDGET && (r = virtq_pop(vq, &v->vu.mem, &e)) != 0) {
@@ -165,14 +167,20 @@ static unsigned int discard(struct vdev *v, struct virtq *vq, unsigned int max, 
 	return (unsigned int)n;
 }
 
+/* v1's queues exist for slots below max_qp and max_cq only; a slot past
+ * them (ABI v2's tables) has none. */
 unsigned int vdev_discard_sq(struct vdev *v, uint32_t k, unsigned int max)
 {
+	if (k >= v->max_qp)
+		return 0;
 	return discard(v, &v->vu.vqs[VIRTIO_RDMA_SQ_VQ(v->max_cq, k)], max, true,
 		       "send queue: malformed avail ring");
 }
 
 unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max)
 {
+	if (k >= v->max_qp)
+		return 0;
 	return vdev_discard_sq(v, k, max) +
 	       discard(v, &v->vu.vqs[VIRTIO_RDMA_RQ_VQ(v->max_cq, k)], max, true,
 		       "receive queue: malformed avail ring");
@@ -181,6 +189,8 @@ unsigned int vdev_discard_wq(struct vdev *v, uint32_t k, unsigned int max)
 unsigned int vdev_discard_cq(struct vdev *v, uint32_t n, unsigned int max)
 {
 	/* No call: a CQ's is for the completions REQ_NOTIFY_CQ asked for. */
+	if (n >= v->max_cq)
+		return 0;
 	return discard(v, &v->vu.vqs[VIRTIO_RDMA_CQ_VQ(n)], max, false,
 		       "completion queue: malformed avail ring");
 }

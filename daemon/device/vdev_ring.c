@@ -533,7 +533,7 @@ static void pend(struct vdev *v, struct vdev_qp *qp, bool recv)
 {
 	bool *on = recv ? &qp->rq_pend : &qp->sq_pend;
 
-	if (*on || v->n_ring_pend >= 2 * v->max_qp)
+	if (*on || v->n_ring_pend >= 2 * v->n_qps)
 		return;
 	*on = true;
 	v->ring_pend[v->n_ring_pend++] = (recv ? VDEV_RING_RQ : VDEV_RING_SQ) |

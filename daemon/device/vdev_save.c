@@ -350,6 +350,9 @@ static int load_vhost(struct restore *rs, struct srd *r)
 	m.nregions = sr_u8(r);
 	if (r->err || m.nregions > VHOST_USER_MEM_REGIONS)
 		return refuse(rs, -EBADMSG, "its memory table does not read");
+	/* format 1 holds v1's queues only: its tables are v1's */
+	if (d->features & (1ull << VIRTIO_RDMA_F_RINGS))
+		return refuse(rs, -EBADMSG, "format 1 with ABI v2 negotiated");
 	for (i = 0; i < m.nregions; i++) {
 		m.regions[i].guest_phys_addr = sr_u64(r);
 		m.regions[i].memory_size = sr_u64(r);

@@ -123,7 +123,7 @@ enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2, ENG_WC_WITH_INV = 4,
 enum eng_network_type { ENG_NETWORK_IPV4 = 2, ENG_NETWORK_IPV6 = 3 };
 
 /* Limits of the device (the device model reports them in QUERY_DEVICE). */
-#define ENG_MAX_QP		4096
+#define ENG_MAX_QP		16384
 #define ENG_MAX_WR		16384	/* per queue */
 #define ENG_MAX_SGE		32
 #define ENG_MAX_INLINE		512

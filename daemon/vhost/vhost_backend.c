@@ -100,10 +100,11 @@ static void reset_device_state(struct vu_dev *d)
 /* Back to the state of a new connection (the device's resources included). */
 static void reset_device(struct vu_dev *d)
 {
-	reset_device_state(d);
-	guest_mem_unmap(&d->mem);
+	/* first: the device resets as what a new connection negotiates */
 	d->features = 0;
 	d->protocol_features = 0;
+	reset_device_state(d);
+	guest_mem_unmap(&d->mem);
 	d->owner = false;
 }
 
@@ -417,7 +418,10 @@ static int handle(struct vu_dev *d, struct vhost_user_msg *msg, int *fds, unsign
 		*replied = true;
 		return reply_u64(d, msg, VU_FEATURES);
 	case VHOST_USER_SET_FEATURES:
-		return set_features(d, msg, VU_FEATURES, &d->features);
+		ret = set_features(d, msg, VU_FEATURES, &d->features);
+		if (!ret && d->ops->features_set)
+			ret = d->ops->features_set(d->ctx, d->features);
+		return ret;
 	case VHOST_USER_GET_PROTOCOL_FEATURES:
 		*replied = true;
 		return reply_u64(d, msg, VU_PROTOCOL_FEATURES);

@@ -29,6 +29,9 @@ struct vu_ops {
 	void (*reset)(void *ctx);
 	/* Queue idx's kick eventfd changes from old_fd to new_fd (-1: none). */
 	void (*kick_changed)(void *ctx, unsigned int idx, int old_fd, int new_fd);
+	/* SET_FEATURES took features (already in d->features): 0, or a
+	 * negative errno that fails the message. */
+	int (*features_set)(void *ctx, uint64_t features);
 };
 
 struct vu_dev {

@@ -234,8 +234,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t cmd = data[0] & 0x1f, st;
 		bool fix = data[0] & 0x80;
 
-		if (data[0] & 0x40)
-			v.vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
+		if ((data[0] & 0x40) && !(v.vu.features & (1ull << VIRTIO_RDMA_F_RINGS))) {
+			/* as a v2 driver: the device resets, sized for rings */
+			uint64_t u = VU_FEATURES;
+
+			CHECK(send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) == 0);
+		}
 		size_t len = data[1] & 0x80 ? req_size(cmd) : data[1] & 0x7fu;
 		size_t take = len < size - 2 ? len : size - 2;
 		uint32_t rsp_len = 0xdeadbeef;

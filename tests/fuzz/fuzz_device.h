@@ -141,6 +141,8 @@ static void fixture_init(void)
 	vmcfg.gids[0].raw[15] = 1;
 	vmcfg.max_cq = 4;
 	vmcfg.max_qp = 4;
+	vmcfg.ring_max_cq = 8;		/* past v1's, so ABI v2 grows the tables */
+	vmcfg.ring_max_qp = 8;
 	/* small, so inputs reach both limits */
 	vmcfg.max_mr = 16;
 	vmcfg.max_mr_pages = 64;

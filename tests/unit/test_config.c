@@ -79,6 +79,8 @@ static void test_full(void **state)
 		 "max_qp = 2\n"
 		 "max_mr = 65536\n"
 		 "max_mr_pages = 1\n"
+		 "ring_max_cq = 1\n"
+		 "ring_max_qp = 16384\n"
 		 "socket_owner = libvirt-qemu\n"
 		 "socket_group = 64055\n"
 		 "socket_mode = 0660\n");
@@ -94,6 +96,8 @@ static void test_full(void **state)
 	assert_int_equal(cfg.vms[0].max_qp, 2);
 	assert_int_equal(cfg.vms[0].max_mr, 65536);
 	assert_int_equal(cfg.vms[0].max_mr_pages, 1);
+	assert_int_equal(cfg.vms[0].ring_max_cq, 1);
+	assert_int_equal(cfg.vms[0].ring_max_qp, 16384);
 	assert_string_equal(cfg.vms[0].socket_owner, "libvirt-qemu");
 	assert_string_equal(cfg.vms[0].socket_group, "64055");
 	assert_int_equal(cfg.vms[0].socket_mode, 0660);
@@ -149,6 +153,8 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.vms[0].max_qp, 64);
 	assert_int_equal(cfg.vms[0].max_mr, 4096);
 	assert_int_equal(cfg.vms[0].max_mr_pages, 1 << 21);
+	assert_int_equal(cfg.vms[0].ring_max_cq, 4096);
+	assert_int_equal(cfg.vms[0].ring_max_qp, 4096);
 	assert_string_equal(cfg.vms[0].socket_owner, "");
 	assert_string_equal(cfg.vms[0].socket_group, "");
 	assert_int_equal(cfg.vms[0].socket_mode, 0600);
@@ -397,6 +403,9 @@ static void test_vm_from_keys(void **state)
 	vc2 = vc;
 	vc2.max_mr_pages++;
 	assert_false(vrdma_vm_config_equal(&vc, &vc2));
+	vc2 = vc;
+	vc2.ring_max_qp--;
+	assert_false(vrdma_vm_config_equal(&vc, &vc2));
 }
 
 static void test_limits_ok(void **state)
@@ -621,6 +630,10 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "[vm a]\nmax_qp = 8k\n", "t.conf:4: max_qp must be an integer from 1 to 16384" },
 	{ PORT "[vm a]\nmax_mr = 0\n", "t.conf:4: max_mr must be an integer from 1 to 65536" },
 	{ PORT "[vm a]\nmax_mr = 65537\n", "t.conf:4: max_mr must be an integer from 1 to 65536" },
+	{ PORT "[vm a]\nring_max_qp = 16385\n",
+	  "t.conf:4: ring_max_qp must be an integer from 1 to 16384" },
+	{ PORT "[vm a]\nring_max_cq = 0\n",
+	  "t.conf:4: ring_max_cq must be an integer from 1 to 16384" },
 	{ PORT "[vm a]\nmax_mr_pages = 0\n",
 	  "t.conf:4: max_mr_pages must be an integer from 1 to 268435456" },
 	{ PORT "[vm a]\nmax_mr_pages = 268435457\n",

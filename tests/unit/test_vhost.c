@@ -48,6 +48,8 @@
 #define MAX_CQ		4u
 #define MAX_QP		4u
 #define N_VQS		(1u + MAX_CQ + 2u * MAX_QP)	/* 13 */
+#define RING_MAX_CQ	40u	/* ABI v2: past v1's, no virtqueue each */
+#define RING_MAX_QP	24u
 
 /* Guest memory layout (offsets into the 4 MiB region). */
 #define RING_OFF(q)	((uint64_t)(q) * 0x1000u)	/* desc +0, avail +0x200, used +0x400 */
@@ -146,6 +148,8 @@ static struct fx *fx_new_mr_limits(const char *name, uint32_t vm_id, unsigned in
 	f->cfg.max_qp = MAX_QP;
 	f->cfg.max_mr = max_mr;
 	f->cfg.max_mr_pages = max_mr_pages;
+	f->cfg.ring_max_cq = RING_MAX_CQ;
+	f->cfg.ring_max_qp = RING_MAX_QP;
 	f->cfg.socket_mode = 0600;
 	f->v = calloc(1, sizeof(*f->v));
 	assert_non_null(f->v);
@@ -348,6 +352,15 @@ static void handshake(struct fx *f)
 	assert_int_equal(send_none(f, VHOST_USER_SET_OWNER, V1), 0);
 	assert_int_equal(send_main_mem_table(f, V1), 0);
 	setup_ring(f, 0);
+}
+
+/* As a v2 driver: SET_FEATURES with VIRTIO_RDMA_F_RINGS (the device
+ * resets, sized for rings). */
+static void rings_on(struct fx *f)
+{
+	assert_int_equal(send_u64(f, VHOST_USER_SET_FEATURES, V1,
+				  EXPECT_FEATURES | (1ull << VIRTIO_RDMA_F_RINGS)), 0);
+	assert_true(f->v->vu.features & (1ull << VIRTIO_RDMA_F_RINGS));
 }
 
 static void reconnect(struct fx *f)
@@ -3334,7 +3347,7 @@ static void test_db_pages(void **state)
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_UNSUPP);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, 0, NULL), VIRTIO_RDMA_ERR_UNSUPP);
 	/* as a driver that negotiated it */
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
+	rings_on(f);
 
 	memset(f->mem + SCRATCH_OFF, 0xff, GRING_DB_BITS_OFF);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &first), VIRTIO_RDMA_OK);
@@ -3379,7 +3392,7 @@ static void test_db_pages(void **state)
 	/* a new connection starts with none (and without the feature) */
 	reconnect(f);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_ERR_UNSUPP);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;
+	rings_on(f);
 	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
 		assert_null(f->v->dbs[i]);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_OK);
@@ -3555,7 +3568,7 @@ static void test_cq_ring(void **state)
 	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
 	assert_int_equal(create_cq_ring(f, 8, 0, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
 			 VIRTIO_RDMA_ERR_UNSUPP);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
+	rings_on(f);
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
 
 	assert_int_equal(create_cq_ring(f, 0, dbn, 0, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
@@ -3707,7 +3720,7 @@ static void test_qp_ring(void **state)
 	handshake(f);
 	for (unsigned int vq = 1; vq < N_VQS; vq++)
 		setup_ring(f, vq);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
+	rings_on(f);
 	memset(f->mem + DB_OFF, 0, 0x1000);
 	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
 	memset(f->mem + CQR_OFF, 0, 0x1000);
@@ -3852,7 +3865,7 @@ static void test_srq_ring(void **state)
 	handshake(f);
 	for (unsigned int vq = 1; vq < N_VQS; vq++)
 		setup_ring(f, vq);
-	f->v->vu.features |= 1ull << VIRTIO_RDMA_F_RINGS;	/* as a v2 driver */
+	rings_on(f);
 	memset(f->mem + DB_OFF, 0, 0x1000);
 	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
 	memset(f->mem + CQR_OFF, 0, 0x1000);
@@ -3946,6 +3959,78 @@ static void test_srq_ring(void **state)
 	fx_free(f);
 }
 
+/* docs/virtio-rdma.md section 8, Limits: with ABI v2 a VM's CQs and QPs
+ * need no virtqueue, so the config's ring_max_cq/ring_max_qp bound them
+ * (the config space says so), not v1's max_cq/max_qp. Negotiating v2
+ * resets the device sized for rings: CQ and QP rings past v1's limits
+ * work (a doorbell reaches a QP in a slot v1 has no queues for), one past
+ * ring_max_* is NOMEM; a driver back on v1 gets v1's limits again. */
+static void test_ring_tables(void **state)
+{
+	uint32_t pdn, cqn, dbn, qpn, k = 0, len, i;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_create_cq v1 = { htole32(8) };
+	struct virtio_rdma_cmd_create_qp_ring q;
+	struct virtio_rdma_rsp_create_cq r1;
+	struct virtio_rdma_config cfg;
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+
+	(void)state;
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	read_config(f, &cfg);
+	assert_int_equal(le32toh(cfg.ring_max_cq), RING_MAX_CQ);
+	assert_int_equal(le32toh(cfg.ring_max_qp), RING_MAX_QP);
+	assert_int_equal(le32toh(cfg.ring_max_srq), RING_MAX_QP - 1);
+	assert_int_equal(le32toh(cfg.max_db_pages), VDEV_MAX_DB_PAGES);
+	for (i = 0; i < MAX_CQ; i++)
+		create_cq(f, 8);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_CQ, &v1, sizeof(v1), &r1, sizeof(r1), &len),
+			 VIRTIO_RDMA_ERR_NOMEM);
+
+	rings_on(f);
+	assert_null(f->v->cqs[0].eng);		/* a reset: v1's CQs went */
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	for (i = 0; i < RING_MAX_CQ; i++) {	/* one ring page for all: the guest's business */
+		assert_int_equal(create_cq_ring(f, 8, dbn, i, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+				 VIRTIO_RDMA_OK);
+		assert_int_equal(cqn, i);
+	}
+	assert_int_equal(create_cq_ring(f, 8, dbn, i, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_ERR_NOMEM);
+	pdn = create_pd(f);
+	for (i = 0; i < RING_MAX_QP; i++) {
+		qp_ring_req(pdn, RING_MAX_CQ - 1, dbn, &q);
+		q.sq.db_bit = htole32(100 + 2 * i);
+		q.rq.db_bit = htole32(101 + 2 * i);
+		assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_OK);
+		assert_int_equal(k, i);
+	}
+	q.sq.db_bit = htole32(100 + 2 * i);
+	q.rq.db_bit = htole32(101 + 2 * i);
+	assert_int_equal(create_qp_ring(f, &q, &qpn, &k), VIRTIO_RDMA_ERR_NOMEM);
+	/* the last QP (slot RING_MAX_QP - 1) takes a receive at its bit */
+	qp_up(f, qpn, VIRTIO_IB_QPS_INIT);
+	ring_recv_wqe(f, 0);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 1);
+	ring_doorbell(f, 101 + 2 * (RING_MAX_QP - 1));
+	poll_dev(f);
+	assert_int_equal(f->v->stats.recv_wqes, 1);
+	assert_int_equal(f->v->stats.stray_doorbells, 0);
+
+	/* back on v1: v1's limits */
+	reconnect(f);
+	for (i = 0; i < MAX_CQ; i++)
+		create_cq(f, 8);
+	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_CQ, &v1, sizeof(v1), &r1, sizeof(r1), &len),
+			 VIRTIO_RDMA_ERR_NOMEM);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -3985,6 +4070,7 @@ int main(void)
 		cmocka_unit_test(test_cq_ring),
 		cmocka_unit_test(test_qp_ring),
 		cmocka_unit_test(test_srq_ring),
+		cmocka_unit_test(test_ring_tables),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
 	};
