@@ -351,16 +351,28 @@ $(BUILD)/asan/hostile: $(OBJ)/asan/tests/integration/hostile.o \
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
 
+# Thousands of RC QPs between two VMs on ABI v2 (issue 30): the test, and
+# (--busy) what idle QPs cost a busy one in make bench.
+$(BUILD)/asan/qp_scale: $(OBJ)/asan/tests/integration/qp_scale.o \
+		$(OBJ)/asan/tests/integration/qp_connect.o $(call libvrdma,asan)
+	$(call say,LD-SAN,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $^ -o $@
+
+$(BUILD)/qp_scale: $(OBJ)/rel/tests/integration/qp_scale.o \
+		$(OBJ)/rel/tests/integration/qp_connect.o $(call libvrdma,rel)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@
+
 # A lossy link where the kernel has no sch_netem.
 $(BUILD)/impair: $(OBJ)/rel/tests/integration/impair.o
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 integration: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdma_test $(BUILD)/asan/hostile \
-		$(BUILD)/impair
+		$(BUILD)/impair $(BUILD)/asan/qp_scale
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_TEST=$(CURDIR)/$(BUILD)/asan/vrdma_test \
-		HOSTILE=$(CURDIR)/$(BUILD)/asan/hostile \
+		HOSTILE=$(CURDIR)/$(BUILD)/asan/hostile QP_SCALE=$(CURDIR)/$(BUILD)/asan/qp_scale \
 		IMPAIR=$(CURDIR)/$(BUILD)/impair VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/asan/vrdma-perf tests/run-integration.sh
 
@@ -434,13 +446,15 @@ $(BUILD)/qp_mem: $(OBJ)/rel/tests/bench/qp_mem.o $(call libvrdma,rel)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench \
-		$(BUILD)/engine_bench $(BUILD)/qp_mem $(BUILD)/xsk_raw
+		$(BUILD)/engine_bench $(BUILD)/qp_mem $(BUILD)/xsk_raw $(BUILD)/qp_scale
 	$(Q)$(BUILD)/codec_bench
 	$(Q)$(BUILD)/engine_bench
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) QP_MEM=$(CURDIR)/$(BUILD)/qp_mem tests/bench/qp_mem.sh
+	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
+		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) QP_SCALE=$(CURDIR)/$(BUILD)/qp_scale tests/bench/qp_scale.sh
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) XSK_RAW=$(CURDIR)/$(BUILD)/xsk_raw \
 		VRDMA_PERF=$(CURDIR)/$(BUILD)/vrdma-perf tests/bench/veth.sh

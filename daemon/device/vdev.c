@@ -47,10 +47,14 @@ static struct vdev_cq *cq_of(struct vdev *v, struct eng_cq *ecq)
 
 static void op_cq_event(void *ctx, struct eng_cq *ecq, bool solicited)
 {
-	struct vdev_cq *cq = cq_of(ctx, ecq);
+	struct vdev *v = ctx;
+	struct vdev_cq *cq = cq_of(v, ecq);
 
-	if (cq && solicited)
+	if (!cq)
+		return;
+	if (solicited)
 		cq->solicited = true;
+	vdev_cq_dirty(v, (uint32_t)(cq - v->cqs));
 }
 
 static struct virtio_rdma_cqe *queue_event(struct vdev *v, struct vdev_cq *cq, uint32_t event,
@@ -63,6 +67,7 @@ static struct virtio_rdma_cqe *queue_event(struct vdev *v, struct vdev_cq *cq, u
 		return NULL;
 	}
 	e = &cq->events[cq->n_events++];
+	vdev_cq_dirty(v, (uint32_t)(cq - v->cqs));
 	memset(e, 0, sizeof(*e));
 	e->opcode = VIRTIO_RDMA_WC_ASYNC_EVENT;
 	e->vendor_err = htole32(event);
@@ -160,6 +165,8 @@ static void free_resources(struct vdev *v)
 		}
 	if (v->cqs)
 		memset(v->cqs, 0, v->cqs_cap * sizeof(*v->cqs));
+	if (v->cq_dirty)
+		memset(v->cq_dirty, 0, (v->cqs_cap + 63) / 64 * sizeof(*v->cq_dirty));
 	v->cq_hi = v->qp_hi = 0;
 	for (i = 0; i < VDEV_MAX_PD; i++)
 		if (v->pds[i]) {
@@ -221,11 +228,12 @@ static int size_tables(struct vdev *v, bool rings)
 {
 	uint32_t cqs = rings ? v->cfg->ring_max_cq : v->max_cq;
 	uint32_t qps = rings ? v->cfg->ring_max_qp : v->max_qp;
-	uint32_t pend_cap = 2 * v->qps_cap;
+	uint32_t pend_cap = VDEV_PEND_CAP(v->qps_cap), dirty_cap = (v->cqs_cap + 63) / 64;
 
 	if (grow_table((void **)&v->cqs, &v->cqs_cap, cqs, sizeof(*v->cqs)) ||
 	    grow_table((void **)&v->qps, &v->qps_cap, qps, sizeof(*v->qps)) ||
-	    grow_table((void **)&v->ring_pend, &pend_cap, 2 * qps, sizeof(*v->ring_pend)))
+	    grow_table((void **)&v->ring_pend, &pend_cap, VDEV_PEND_CAP(qps), sizeof(*v->ring_pend)) ||
+	    grow_table((void **)&v->cq_dirty, &dirty_cap, (cqs + 63) / 64, sizeof(*v->cq_dirty)))
 		return -ENOMEM;
 	v->n_cqs = cqs;
 	v->n_qps = qps;
@@ -416,6 +424,7 @@ free_tables:
 	free(v->pds);
 	free(v->mrs);
 	free(v->ring_pend);
+	free(v->cq_dirty);
 	return err;
 }
 
@@ -429,6 +438,7 @@ void vdev_free(struct vdev *v)
 	free(v->pds);
 	free(v->mrs);
 	free(v->ring_pend);
+	free(v->cq_dirty);
 	memset(v, 0, sizeof(*v));
 }
 

@@ -102,7 +102,10 @@ struct vdev {
 	struct eng_pd **pds;			/* [VDEV_MAX_PD] */
 	struct vdev_mr **mrs;			/* [max_mr], index = mrn */
 	struct vdev_db *dbs[VDEV_MAX_DB_PAGES];	/* ABI v2, index = dbn */
-	uint32_t *ring_pend;			/* [2 qps_cap] rings to look at */
+	uint32_t *ring_pend;			/* [VDEV_PEND_CAP(qps_cap)] rings to look at */
+	/* ring CQs with something to write or an arm to read, by slot
+	 * [cqs_cap / 64]: the poll looks at those alone */
+	uint64_t *cq_dirty;
 	uint32_t n_ring_pend;
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */

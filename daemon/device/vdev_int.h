@@ -89,12 +89,21 @@ struct vdev_db {
 	 * ever had one (a page of 32256 bits costs what it uses) */
 	uint32_t *owner[GRING_DB_WORDS];
 };
+/* The pending list's room: every queue of n QP slots (an SQ and an RQ each)
+ * twice, as a poll looks at them while re-pending some. */
+#define VDEV_PEND_CAP(n)	(4 * (n))
 /* Which queue a doorbell bit or a pending entry names: a kind and a slot. */
 #define VDEV_RING_CQ		(1u << 28)
 #define VDEV_RING_SQ		(2u << 28)
 #define VDEV_RING_RQ		(3u << 28)
 #define VDEV_RING_KIND(x)	((x) & (0xfu << 28))
 #define VDEV_RING_SLOT(x)	((x) & ((1u << 28) - 1))
+
+/* A ring CQ the next poll must look at (a completion, an event, an arm). */
+static inline void vdev_cq_dirty(struct vdev *v, uint32_t n)
+{
+	v->cq_dirty[n / 64] |= 1ull << (n % 64);
+}
 
 /* The driver negotiated ABI v2 (rings in guest memory). */
 static inline bool vdev_rings(const struct vdev *v)
@@ -151,6 +160,9 @@ uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp);
 void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq);
 void vdev_ring_qp_release(struct vdev *v, struct vdev_qp *qp);
 unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn);
+/* The ring CQs marked dirty (vdev_cq_dirty), each until it has nothing to
+ * write and no arm to read; how much was done. */
+unsigned int vdev_poll_ring_cqs(struct vdev *v);
 /* The doorbells rung since the last look, then the rings they name (and
  * those left with work); how much was done. With wanted (the worker is
  * about to sleep), each doorbell page asks for a kick first; whether work

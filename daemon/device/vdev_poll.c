@@ -322,12 +322,12 @@ unsigned int vdev_poll(struct vdev *v, uint64_t *next_timer)
 	if (v->broken)
 		return n;
 	n += eng_poll(v->eng, next_timer);
+	if (vdev_rings(v))	/* the CQs with something to do alone */
+		return n + vdev_poll_ring_cqs(v);
 	for (i = 0; i < v->cq_hi && !v->broken; i++)
-		if (v->cqs[i].ring.entries)
-			n += vdev_poll_cq_ring(v, &v->cqs[i], i);
-		else if (v->cqs[i].eng)
+		if (v->cqs[i].eng)
 			n += poll_cq(v, &v->cqs[i], i);
-		else if (!vdev_rings(v))	/* with rings, CQs have no queues */
+		else
 			n += vdev_discard_cq(v, i, POLL_BUDGET);
 	return n;
 }

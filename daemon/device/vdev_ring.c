@@ -233,6 +233,12 @@ void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq)
 	}
 }
 
+/* Nothing for the device to write to the CQ and no arm to read. */
+static bool ring_cq_idle(const struct vdev_cq *cq)
+{
+	return !cq->arm_rung && !cq->n_events && !cq->have_held && eng_cq_empty(cq->eng);
+}
+
 /* A ring that misbehaves (a lying index, a page gone from guest memory)
  * costs its CQ, never the device: CQ_ERR, counted. */
 static void ring_cq_error(struct vdev *v, struct vdev_cq *cq)
@@ -314,7 +320,7 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 
 	/* an idle CQ costs no look at guest memory: only its doorbell bit (a
 	 * new arm) or something to write makes the device read the ring */
-	if (!cq->arm_rung && !cq->n_events && !cq->have_held && eng_cq_empty(cq->eng))
+	if (ring_cq_idle(cq))
 		return 0;
 	if (gring_load(&cq->ring, gm, GRING_CONS, &cons) ||
 	    gring_load(&cq->ring, gm, GRING_ARM, &arm)) {
@@ -369,6 +375,28 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 			ring_cq_error(v, cq);
 	} else if (async) {
 		ring_event(v, cqn, VIRTIO_RDMA_RING_EVENT_ASYNC);
+	}
+	return n;
+}
+
+unsigned int vdev_poll_ring_cqs(struct vdev *v)
+{
+	uint32_t w, i, words = (v->n_cqs + 63) / 64;
+	unsigned int n = 0;
+	uint64_t bits;
+
+	for (w = 0; w < words && !v->broken; w++) {
+		for (bits = v->cq_dirty[w]; bits && !v->broken; bits &= bits - 1) {
+			struct vdev_cq *cq;
+
+			i = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			cq = &v->cqs[i];
+			if (cq->eng && cq->ring.entries)
+				n += vdev_poll_cq_ring(v, cq, i);
+			/* a full ring keeps it here: the guest's cons is read again */
+			if (!cq->eng || !cq->ring.entries || ring_cq_idle(cq))
+				v->cq_dirty[w] &= ~(1ull << (i % 64));
+		}
 	}
 	return n;
 }
@@ -533,7 +561,7 @@ static void pend(struct vdev *v, struct vdev_qp *qp, bool recv)
 {
 	bool *on = recv ? &qp->rq_pend : &qp->sq_pend;
 
-	if (*on || v->n_ring_pend >= 2 * v->n_qps)
+	if (*on || v->n_ring_pend >= VDEV_PEND_CAP(v->n_qps))
 		return;
 	*on = true;
 	v->ring_pend[v->n_ring_pend++] = (recv ? VDEV_RING_RQ : VDEV_RING_SQ) |
@@ -640,8 +668,10 @@ static unsigned int take_doorbells(struct vdev *v)
 					pend(v, &v->qps[VDEV_RING_SLOT(own)], false);
 				else if (VDEV_RING_KIND(own) == VDEV_RING_RQ)
 					pend(v, &v->qps[VDEV_RING_SLOT(own)], true);
-				else if (VDEV_RING_KIND(own) == VDEV_RING_CQ)
+				else if (VDEV_RING_KIND(own) == VDEV_RING_CQ) {
 					v->cqs[VDEV_RING_SLOT(own)].arm_rung = true;
+					vdev_cq_dirty(v, VDEV_RING_SLOT(own));
+				}
 				else
 					v->stats.stray_doorbells++;
 			}
@@ -655,20 +685,23 @@ unsigned int vdev_poll_rings(struct vdev *v)
 	unsigned int n = 0, i, m;
 
 	take_doorbells(v);
-	/* the pending list as it is now; what is left goes back on it */
+	/* the pending list as it is now; what is left goes back on it, after
+	 * it (each queue is on it once, so twice the queues always fit) */
 	m = v->n_ring_pend;
 	for (i = 0; i < m && !v->broken; i++) {
-		uint32_t own = v->ring_pend[0];
+		uint32_t own = v->ring_pend[i];
 		struct vdev_qp *qp = &v->qps[VDEV_RING_SLOT(own)];
 		bool recv = VDEV_RING_KIND(own) == VDEV_RING_RQ;
 		unsigned int got = 0;
 
-		memmove(v->ring_pend, v->ring_pend + 1, --v->n_ring_pend * sizeof(*v->ring_pend));
 		*(recv ? &qp->rq_pend : &qp->sq_pend) = false;
 		if ((qp->eng || qp->srq) && poll_wq_ring(v, qp, recv, &got))
 			pend(v, qp, recv);
 		n += got;
 	}
+	/* what was looked at leaves the list, in one move */
+	v->n_ring_pend -= i;
+	memmove(v->ring_pend, v->ring_pend + i, v->n_ring_pend * sizeof(*v->ring_pend));
 	return n;
 }
 

@@ -196,6 +196,7 @@ void eng_qp_error(struct eng_qp *qp, enum eng_async_event event)
 
 void eng_qp_fatal(struct eng_qp *qp)
 {
+	eng_qp_wake(qp);
 	eng_qp_error(qp, ENG_EVENT_QP_FATAL);
 }
 
@@ -315,6 +316,7 @@ void eng_rx(struct eng_dev *dev, const struct roce_pkt *pkt)
 		return;
 	}
 	count(dev, qp, ENG_CNT_RX_PKTS);
+	eng_qp_wake(qp);	/* an ACK, a request: either may leave it work */
 	if (!addr_ok(qp, pkt)) {
 		eng_count(qp, ENG_CNT_DROP_ADDRESS);
 		return;
@@ -360,47 +362,90 @@ static uint64_t earliest(uint64_t a, uint64_t b)
 	return !a ? b : !b ? a : a < b ? a : b;
 }
 
+/* The first QP handle in [i, end) that eng_poll should visit, or end. */
+static uint32_t next_active(const struct eng_dev *dev, uint32_t i, uint32_t end)
+{
+	while (i < end) {
+		uint64_t w = dev->active[i / 64] >> (i % 64);
+
+		if (w)
+			return i + (uint32_t)__builtin_ctzll(w) < end ? i + (uint32_t)__builtin_ctzll(w) :
+									  end;
+		i = (i / 64 + 1) * 64;
+	}
+	return end;
+}
+
+/* Nothing for eng_poll to do for the QP until something wakes it: nothing
+ * left to send, no ACK or READ response owed, no timer running, no drain
+ * to report. */
+static bool qp_idle(const struct eng_qp *qp, bool reads_left)
+{
+	return qp->req.wqe >= qp->sq.count && !reads_left && !qp->resp.ack_pending &&
+	       !qp->comp.deadline && !qp->comp.rnr_until && !qp->comp.probe_at &&
+	       qp->attr.qp_state != ENG_QPS_SQD;
+}
+
+/* One QP's turn: READ responses, its ACK, timers, what it has to send. */
+static void poll_qp(struct eng_qp *qp, uint64_t now, uint64_t *next, unsigned int *work)
+{
+	unsigned int budget = ENG_POLL_QP_BUDGET;
+	bool reads_left;
+
+	/* READ responses first: an ACK for later PSNs must not overtake them
+	 * (9.7.5.1.5). Then one coalesced ACK for what came in. */
+	reads_left = eng_resp_send_reads(qp, &budget);
+	if (!reads_left && qp->resp.ack_pending &&
+	    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & ROCE_PSN_MASK))
+		qp->resp.ack_pending = false;
+	eng_comp_timers(qp, now);
+	if (!qp->comp.rnr_until)
+		while (budget && eng_req_step(qp) > 0)
+			budget--;
+	/* its budget spent: it has more to send at once (a QP that sent less
+	 * is waiting for ACKs or buffers, which wake us) */
+	if (!budget)
+		(*work)++;
+	if (qp->attr.qp_state == ENG_QPS_SQD)
+		sqd_check(qp);
+	/* Anything in flight runs the retransmit timer (9.7.6.1.3). */
+	if (qp->init.qp_type == ENG_QPT_RC &&
+	    (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD) &&
+	    qp->req.psn != qp->comp.psn && !qp->comp.deadline && !qp->comp.rnr_until &&
+	    qp->attr.timeout)
+		qp->comp.deadline = now + eng_timeout_ns(qp->attr.timeout);
+	if (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD)
+		*next = earliest(*next, earliest(earliest(qp->comp.deadline, qp->comp.rnr_until),
+						 qp->comp.probe_at));
+	if (qp_idle(qp, reads_left))
+		qp->dev->active[qp->index / 64] &= ~(1ull << (qp->index % 64));
+}
+
+uint32_t eng_dev_active_qps(const struct eng_dev *dev)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < ENG_MAX_QP / 64; i++)
+		n += (uint32_t)__builtin_popcountll(dev->active[i]);
+	return n;
+}
+
 unsigned int eng_poll(struct eng_dev *dev, uint64_t *next_timer)
 {
 	uint64_t now = eng_now(dev), next = 0;
-	unsigned int budget, work = 0;
-	uint32_t i;
+	uint32_t i, cap = dev->qps.cap, first;
+	unsigned int work = 0;
 
 	/* each poll starts one QP further: no QP always comes first to the
-	 * transmit buffers and to room in a shared window */
-	if (dev->qps.cap)
-		dev->poll_first = (dev->poll_first + 1) % dev->qps.cap;
-	for (i = 0; i < dev->qps.cap; i++) {
-		struct eng_qp *qp = dev->qps.slot[(dev->poll_first + i) % dev->qps.cap];
-
-		if (!qp || qp == ENG_SRQ_SLOT)
-			continue;
-		budget = ENG_POLL_QP_BUDGET;
-		/* READ responses first: an ACK for later PSNs must not overtake
-		 * them (9.7.5.1.5). Then one coalesced ACK for what came in. */
-		if (!eng_resp_send_reads(qp, &budget) && qp->resp.ack_pending &&
-		    !eng_send_ack(qp, AETH_ACK, (qp->resp.psn - 1) & ROCE_PSN_MASK))
-			qp->resp.ack_pending = false;
-		eng_comp_timers(qp, now);
-		if (!qp->comp.rnr_until)
-			while (budget && eng_req_step(qp) > 0)
-				budget--;
-		/* its budget spent: it has more to send at once (a QP that
-		 * sent less is waiting for ACKs or buffers, which wake us) */
-		if (!budget)
-			work++;
-		if (qp->attr.qp_state == ENG_QPS_SQD)
-			sqd_check(qp);
-		/* Anything in flight runs the retransmit timer (9.7.6.1.3). */
-		if (qp->init.qp_type == ENG_QPT_RC &&
-		    (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD) &&
-		    qp->req.psn != qp->comp.psn && !qp->comp.deadline && !qp->comp.rnr_until &&
-		    qp->attr.timeout)
-			qp->comp.deadline = now + eng_timeout_ns(qp->attr.timeout);
-		if (qp->attr.qp_state == ENG_QPS_RTS || qp->attr.qp_state == ENG_QPS_SQD)
-			next = earliest(next, earliest(earliest(qp->comp.deadline, qp->comp.rnr_until),
-						       qp->comp.probe_at));
-	}
+	 * transmit buffers and to room in a shared window; only the QPs that
+	 * may have work are visited */
+	if (cap)
+		dev->poll_first = (dev->poll_first + 1) % cap;
+	first = dev->poll_first;
+	for (i = next_active(dev, first, cap); i < cap; i = next_active(dev, i + 1, cap))
+		poll_qp(dev->qps.slot[i], now, &next, &work);
+	for (i = next_active(dev, 0, first); i < first; i = next_active(dev, i + 1, first))
+		poll_qp(dev->qps.slot[i], now, &next, &work);
 	eng_cc_publish(dev, now);
 	*next_timer = next;
 	return work;

@@ -107,6 +107,11 @@ struct eng_dev {
 	struct eng_path *paths;		/* cc.c */
 	struct eng_cc_config cc;	/* eng_dev_set_cc */
 	uint32_t poll_first;		/* eng_poll starts there, round robin */
+	/* The QPs eng_poll visits, by handle: set by what may give a QP work
+	 * (a post, a packet, a state change), cleared by eng_poll once the QP
+	 * has nothing left to send, no timer and no reply owed. Thousands of
+	 * idle QPs then cost a poll nothing. */
+	uint64_t active[ENG_MAX_QP / 64];
 	/* the paths for other threads (eng_dev_paths): a sequence count,
 	 * odd while the owner writes */
 	struct {
@@ -299,6 +304,12 @@ struct eng_qp {
 	} resp;
 	struct eng_counters cnt;
 };
+
+/* The QP may have work: eng_poll visits it until it has none. */
+static inline void eng_qp_wake(struct eng_qp *qp)
+{
+	qp->dev->active[qp->index / 64] |= 1ull << (qp->index % 64);
+}
 
 #define XMIT_MAX_FRAGS		16	/* buffers one frame may span */
 /* Packets in flight per RC QP before an ACK must come back (IBA 9.7.7.2:

@@ -232,6 +232,7 @@ int eng_qp_modify(struct eng_qp *qp, const struct eng_qp_attr *attr, unsigned in
 	struct eng_qp_attr *q = &qp->attr;
 	unsigned int gsi;
 
+	eng_qp_wake(qp);	/* RTS, SQD, ERR: each may give it work */
 	if ((unsigned int)next >= ENG_QPS_MAX)
 		return -EINVAL;
 	if ((mask & A(CUR_STATE)) &&
@@ -448,6 +449,7 @@ int eng_qp_create_as(struct eng_pd *pd, const struct eng_qp_init_attr *init,
 	err = eng_table_add_at(&pd->dev->qps, qp, as ? &as->index : NULL, &qp->index);
 	if (err)
 		goto del_qpn;
+	eng_qp_wake(qp);	/* a restored one may have work at once */
 	pd->users++;
 	init->send_cq->users++;
 	init->recv_cq->users++;
@@ -474,6 +476,7 @@ int eng_qp_destroy(struct eng_qp *qp)
 	eng_mw_qp_gone(qp);	/* its windows are reached through it alone */
 	eng_idmap_del(&qp->dev->qpns, qp->qpn);
 	eng_table_del(&qp->dev->qps, qp->index);
+	qp->dev->active[qp->index / 64] &= ~(1ull << (qp->index % 64));
 	qp->pd->users--;
 	qp->init.send_cq->users--;
 	qp->init.recv_cq->users--;
@@ -540,6 +543,7 @@ int eng_post_send(struct eng_qp *qp, const struct eng_send_wr *wr)
 	uint64_t len;
 	uint32_t i, off;
 
+	eng_qp_wake(qp);
 	if (s == ENG_QPS_RESET || s == ENG_QPS_INIT || s == ENG_QPS_RTR)
 		return -EINVAL;
 	if (!eng_wr_allowed(qp->init.qp_type, wr->opcode) ||

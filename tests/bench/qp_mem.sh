@@ -1,6 +1,7 @@
 #!/bin/bash
 # `make bench`: vrdmad's resident memory with 1, 64 and 1024 QPs open
-# (through libvrdma, on nine VMs of 127 QPs: a device has at most 256 queues). A benchmark: it reports, and fails only if something
+# (through libvrdma, on nine VMs of 127 QPs: a device has at most 256 queues),
+# then with 1 to 4096 on one VM on rings (ABI v2, VRDMA_RINGS=1). A benchmark: it reports, and fails only if something
 # broke. Target: <= 8 KiB of private memory per QP beyond the fixed UMEM and
 # rings.
 #
@@ -30,5 +31,16 @@ start_daemon "$CONF"
 echo "== memory per QP (vrdmad pid $DPID)"
 # shellcheck disable=SC2086
 "$QP_MEM" "$DPID" $SOCKS
+stop_daemon
+[ "$RC" = 0 ]
+# ABI v2: one VM holds them all (ring_max_qp 4096, its default), a fresh
+# daemon so that no memory the first run freed is counted again
+CONF=$(write_conf "" "[vm r0]
+gid = 10.221.0.40
+socket = $TMP/r0.sock" qp_mem_rings.conf)
+sed -i 's/^log_level = debug$/log_level = info/' "$CONF"
+start_daemon "$CONF"
+echo "== memory per QP on rings (vrdmad pid $DPID)"
+VRDMA_RINGS=1 "$QP_MEM" "$DPID" "$TMP/r0.sock"
 stop_daemon
 [ "$RC" = 0 ]

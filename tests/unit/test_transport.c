@@ -2636,6 +2636,46 @@ static unsigned int budget_polls(struct side *s)
 /* One QP sends at most ENG_POLL_QP_BUDGET frames per eng_poll, and says
  * there is more: a 64 KiB UC WRITE (no window to stop it) and a 64 KiB
  * READ's responses go out in 256-frame pieces of the budget, not at once. */
+/* eng_poll visits only QPs that may have work: a message's QPs until it is
+ * sent, received and acknowledged (the retransmit timer keeps the sender
+ * on), then neither; a thousand QPs in RTS with nothing posted, none; a
+ * post wakes its QP, and the message goes. */
+static void test_idle_qps(void **state)
+{
+	struct eng_qp_init_attr init = {
+		.qp_type = ENG_QPT_RC, .send_cq = NULL, .cap = { 4, 4, 1, 1, 0 },
+	};
+	struct eng_qp *idle[1000];
+	struct side a, b;
+	uint64_t next;
+	unsigned int i;
+
+	(void)state;
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 30);
+	init.send_cq = init.recv_cq = a.cq;
+	for (i = 0; i < 1000; i++) {
+		struct eng_qp_attr at = { .qp_state = ENG_QPS_INIT, .port_num = 1 };
+
+		assert_int_equal(eng_qp_create(a.pd, &init, &idle[i]), 0);
+		assert_int_equal(eng_qp_modify(idle[i], &at, ENG_QP_STATE | ENG_QP_PKEY_INDEX |
+					       ENG_QP_PORT | ENG_QP_ACCESS_FLAGS), 0);
+	}
+	eng_poll(a.dev, &next);
+	eng_poll(b.dev, &next);
+	assert_int_equal(eng_dev_active_qps(a.dev), 0);
+	assert_int_equal(eng_dev_active_qps(b.dev), 0);
+	one_message(&a, &b, ENG_WR_SEND, 3000, 31);	/* posting woke it */
+	eng_poll(a.dev, &next);
+	eng_poll(b.dev, &next);
+	assert_int_equal(eng_dev_active_qps(a.dev), 0);
+	assert_int_equal(eng_dev_active_qps(b.dev), 0);
+	assert_int_equal(next, 0);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(eng_qp_destroy(idle[i]), 0);
+	side_free(&a);
+	side_free(&b);
+}
+
 static void test_poll_budget(void **state)
 {
 	struct side a, b;
@@ -3772,6 +3812,7 @@ int main(void)
 		cmocka_unit_test(test_reth_too_long),
 		cmocka_unit_test(test_read_duplicate_tail),
 		cmocka_unit_test(test_poll_budget),
+		cmocka_unit_test(test_idle_qps),
 		cmocka_unit_test(test_cc_shared_window),
 		cmocka_unit_test(test_cc_loss_cut),
 		cmocka_unit_test(test_cc_incast),

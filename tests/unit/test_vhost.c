@@ -4021,6 +4021,13 @@ static void test_ring_tables(void **state)
 	poll_dev(f);
 	assert_int_equal(f->v->stats.recv_wqes, 1);
 	assert_int_equal(f->v->stats.stray_doorbells, 0);
+	/* no CQ has anything to do: the poll looks at none of the 40 */
+	assert_int_equal(f->v->cq_dirty[0], 0);
+	ring_doorbell(f, 3);				/* CQ 3's arm word */
+	vdev_poll_rings(f->v);
+	assert_int_equal(f->v->cq_dirty[0], 1u << 3);
+	poll_dev(f);
+	assert_int_equal(f->v->cq_dirty[0], 0);
 
 	/* back on v1: v1's limits */
 	reconnect(f);

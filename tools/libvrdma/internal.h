@@ -132,7 +132,8 @@ struct vrdma_ctx {
 	/* ABI v2 (VRDMA_RINGS=1): the doorbell page and the wake queue */
 	bool rings;
 	uint8_t *db;
-	uint32_t dbn, next_bit;
+	uint32_t dbn, next_bit;		/* next_bit: where to look for a free one */
+	uint64_t bits_used[VIRTIO_RDMA_DB_BITS / 64];	/* of our doorbell page */
 	struct vring wake;
 	struct vring event;		/* the device's events, one per buffer */
 	struct virtio_rdma_ring_event *ev_bufs;

@@ -93,28 +93,50 @@ size_t ring_mem_qp(uint32_t max_send_wr, uint32_t max_recv_wr, size_t send_slot,
 	       uring_bytes(pow2_at_least(max_recv_wr, 1), pow2_at_least((uint32_t)recv_slot, 64));
 }
 
+/* A free bit of our doorbell page (a destroyed queue's comes back), or
+ * -ENOSPC. */
+static int bit_alloc(struct vrdma_ctx *ctx)
+{
+	uint32_t n, b;
+
+	for (n = 0; n < VIRTIO_RDMA_DB_BITS; n++) {
+		b = (ctx->next_bit + n) % VIRTIO_RDMA_DB_BITS;
+		if (!(ctx->bits_used[b / 64] & (1ull << (b % 64)))) {
+			ctx->bits_used[b / 64] |= 1ull << (b % 64);
+			ctx->next_bit = b + 1;
+			return (int)b;
+		}
+	}
+	return -ENOSPC;
+}
+
 /* A ring of entries slots of stride bytes, zeroed, with a doorbell bit. */
 static int uring_alloc(struct vrdma_ctx *ctx, struct uring *r, uint32_t entries, uint32_t stride)
 {
+	int bit = bit_alloc(ctx);
 	size_t len;
 
-	if (ctx->next_bit >= VIRTIO_RDMA_DB_BITS)
-		return -ENOSPC;
+	if (bit < 0)
+		return bit;
 	r->entries = entries;
 	r->stride = stride;
 	r->hdr = stride > VIRTIO_RDMA_RING_HDR_MIN ? stride : VIRTIO_RDMA_RING_HDR_MIN;
 	len = r->hdr + (size_t)entries * stride;
 	r->mem = shm_alloc(ctx, len);
-	if (!r->mem)
+	if (!r->mem) {
+		ctx->bits_used[bit / 64] &= ~(1ull << (bit % 64));
 		return -ENOMEM;
+	}
 	memset(r->mem, 0, len);
-	r->bit = ctx->next_bit++;
+	r->bit = (uint32_t)bit;
 	r->idx = 0;
 	return 0;
 }
 
 void uring_free(struct vrdma_ctx *ctx, struct uring *r)
 {
+	if (r->mem)	/* its bit is free again: the device let go of it */
+		ctx->bits_used[r->bit / 64] &= ~(1ull << (r->bit % 64));
 	shm_free(ctx, r->mem);
 	r->mem = NULL;
 }
