@@ -131,7 +131,7 @@ bool vdev_want_kicks(struct vdev *v, bool wanted);
  * needs again travel beside its state, named by kind and index: the
  * connection (0), a memory region's file (the first region backed by it),
  * a queue's kick, call and err eventfds (the queue). */
-#define VDEV_STATE_FORMAT	1
+#define VDEV_STATE_FORMAT	2	/* 2: ABI v2's rings; 1 is read too */
 #define VDEV_WRITER_MAX		32	/* "vrdmad VERSION", in the header */
 enum vdev_fd_kind { VDEV_FD_CONN, VDEV_FD_MEM, VDEV_FD_KICK, VDEV_FD_CALL, VDEV_FD_ERR };
 /* Keep fd (still the device's) under kind and index: 0, or an error that

@@ -172,6 +172,14 @@ bool vdev_rings_want_kicks(struct vdev *v, bool wanted);
 /* A ring QP's receive queue, now (a message for it arrived). */
 unsigned int vdev_poll_rq_ring(struct vdev *v, uint32_t k);
 void vdev_db_free_all(struct vdev *v);
+/* A restart that keeps the device (vdev_save.c): doorbell page dbn at gpa,
+ * checked as ADD_DB_PAGE; n bits of page dbn for one ring object (owns:
+ * VDEV_RING_* | slot), each free, as CREATE_*_RING; 0 or -EBADMSG,
+ * -ENOMEM. Once all is back, every ring queue and CQ is looked at. */
+int vdev_db_restore(struct vdev *v, uint32_t dbn, uint64_t gpa);
+int vdev_db_bind(struct vdev *v, uint32_t dbn, const uint32_t *bits, const uint32_t *owns,
+		 unsigned int n);
+void vdev_ring_restored(struct vdev *v);
 
 /* vdev_poll.c: a completion as the guest's CQE; an interrupt on vq. */
 void vdev_cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c);

@@ -25,6 +25,8 @@
 
 #include "vdev_int.h"
 
+static void pend(struct vdev *v, struct vdev_qp *qp, bool recv);
+
 static bool db_bit_used(const struct vdev_db *db, uint32_t bit)
 {
 	return db->used[bit / 64] & (1ull << (bit % 64));
@@ -127,6 +129,61 @@ uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp)
 	db_free(v->dbs[dbn]);
 	v->dbs[dbn] = NULL;
 	return VIRTIO_RDMA_OK;
+}
+
+int vdev_db_restore(struct vdev *v, uint32_t dbn, uint64_t gpa)
+{
+	unsigned int i;
+
+	if (dbn >= VDEV_MAX_DB_PAGES || v->dbs[dbn] || gpa % GRING_PAGE ||
+	    !gring_db_ok(&v->vu.mem, gpa))
+		return -EBADMSG;
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		if (v->dbs[i] && v->dbs[i]->gpa == gpa)
+			return -EBADMSG;
+	v->dbs[dbn] = calloc(1, sizeof(*v->dbs[dbn]));
+	if (!v->dbs[dbn])
+		return -ENOMEM;
+	v->dbs[dbn]->gpa = gpa;
+	return 0;
+}
+
+int vdev_db_bind(struct vdev *v, uint32_t dbn, const uint32_t *bits, const uint32_t *owns,
+		 unsigned int n)
+{
+	struct vdev_db *db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	unsigned int i, j;
+
+	if (!db)
+		return -EBADMSG;
+	for (i = 0; i < n; i++) {
+		if (bits[i] >= GRING_DB_BITS || db_bit_used(db, bits[i]))
+			return -EBADMSG;
+		for (j = 0; j < i; j++)
+			if (bits[j] == bits[i])
+				return -EBADMSG;
+		if (db_prepare(db, bits[i]))
+			return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		db_claim(db, bits[i], owns[i]);
+	db->users++;
+	return 0;
+}
+
+void vdev_ring_restored(struct vdev *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->qp_hi; i++) {
+		if (v->qps[i].sq_ring.entries)
+			pend(v, &v->qps[i], false);
+		if (v->qps[i].rq_ring.entries)
+			pend(v, &v->qps[i], true);
+	}
+	for (i = 0; i < v->cq_hi; i++)
+		if (v->cqs[i].ring.entries)
+			vdev_cq_dirty(v, i);
 }
 
 void vdev_db_free_all(struct vdev *v)

@@ -3,7 +3,8 @@
  * A whole device saved for a restart that keeps it, and read back
  * (docs/restart.md, "The state"): a header, the vhost-user connection's
  * state, the device's own objects, the engine's records (save.c), the
- * device's CQ and QP slots, and a CRC-32 of it all. The fds it names (the
+ * device's CQ and QP slots (format 2: and ABI v2's doorbell pages and
+ * rings), and a CRC-32 of it all. The fds it names (the
  * connection, memory, eventfds) travel beside it, through the caller.
  *
  * Nothing read back is trusted more than a guest's command: every field is
@@ -37,10 +38,14 @@ enum {
 	VDEV_REC_MR = 0x0203,
 	VDEV_REC_CQ = 0x0204,
 	VDEV_REC_QP = 0x0205,
+	VDEV_REC_V2 = 0x0206,		/* format 2: ABI v2's limits, doorbell pages */
+	VDEV_REC_CQ_RING = 0x0207,	/* after its CQ's record */
+	VDEV_REC_QP_RING = 0x0208,	/* after its slot's record */
 	VDEV_REC_END = 0x02ff,
 };
 
 enum { SLOT_QP = 1, SLOT_SRQ = 2 };
+enum { RING_SQ = 1, RING_RQ = 2, RING_DEAD = 4 };
 
 /* ---- saving ---- */
 
@@ -135,6 +140,69 @@ static void save_cq(uint32_t n, const struct vdev_cq *cq, struct sbuf *b)
 	sb_rec_end(b, at);
 }
 
+static void save_v2(const struct vdev *v, struct sbuf *b)
+{
+	size_t at = sb_rec_begin(b, VDEV_REC_V2);
+	unsigned int i, n = 0;
+
+	sb_u32(b, v->n_cqs);
+	sb_u32(b, v->n_qps);
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		n += !!v->dbs[i];
+	sb_u8(b, (uint8_t)n);
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		if (v->dbs[i]) {
+			sb_u32(b, i);
+			sb_u64(b, v->dbs[i]->gpa);
+		}
+	sb_rec_end(b, at);
+}
+
+static void save_gring(const struct gring *r, struct sbuf *b)
+{
+	uint32_t i;
+
+	sb_u32(b, r->entries);
+	sb_u32(b, r->stride);
+	sb_u32(b, r->npages);
+	for (i = 0; i < r->npages; i++)
+		sb_u64(b, r->pages[i]);
+}
+
+static void save_cq_ring(uint32_t n, const struct vdev_cq *cq, struct sbuf *b)
+{
+	size_t at = sb_rec_begin(b, VDEV_REC_CQ_RING);
+
+	sb_u32(b, n);
+	save_gring(&cq->ring, b);
+	sb_u32(b, cq->written);
+	sb_u32(b, cq->cons);
+	sb_u32(b, cq->arm_seq);
+	sb_u16(b, cq->dbn);
+	sb_u16(b, cq->db_bit);
+	sb_u8(b, cq->arm_rung);
+	sb_rec_end(b, at);
+}
+
+static void save_qp_ring(uint32_t k, const struct vdev_qp *qp, struct sbuf *b)
+{
+	size_t at = sb_rec_begin(b, VDEV_REC_QP_RING);
+
+	sb_u32(b, k);
+	sb_u8(b, (qp->sq_ring.entries ? RING_SQ : 0) | (qp->rq_ring.entries ? RING_RQ : 0) |
+		 (qp->ring_dead ? RING_DEAD : 0));
+	if (qp->sq_ring.entries)
+		save_gring(&qp->sq_ring, b);
+	if (qp->rq_ring.entries)
+		save_gring(&qp->rq_ring, b);
+	sb_u32(b, qp->sq_taken);
+	sb_u32(b, qp->rq_taken);
+	sb_u16(b, qp->dbn);
+	sb_u16(b, qp->sq_bit);
+	sb_u16(b, qp->rq_bit);
+	sb_rec_end(b, at);
+}
+
 static void save_limits(const struct vdev_wq_limits *l, struct sbuf *b)
 {
 	sb_u8(b, l->qp_type);
@@ -188,8 +256,6 @@ int vdev_save(struct vdev *v, const struct vdev_state_info *info, struct sbuf *b
 
 	if (v->broken || v->vu.fd < 0)
 		return -ENOTCONN;	/* nothing worth keeping: it reconnects */
-	if (vdev_rings(v))
-		return -EOPNOTSUPP;	/* ABI v2's rings need state format 2 */
 	regions_by_file(&v->vu.mem, same_as);
 	err = keep(ctx, VDEV_FD_CONN, 0, v->vu.fd);
 	for (i = 0; !err && i < v->vu.mem.n; i++)
@@ -223,16 +289,24 @@ int vdev_save(struct vdev *v, const struct vdev_state_info *info, struct sbuf *b
 	sb_u32(b, v->port.mtu);
 	save_vhost(&v->vu, b, same_as);
 	save_dev(v, b);
+	if (v->ring_mode)
+		save_v2(v, b);
 	for (k = 0; k < v->max_mr; k++)
 		if (v->mrs[k])
 			save_mr(k, v->mrs[k], b);
 	eng_dev_save(v->eng, b);
-	for (k = 0; k < v->max_cq; k++)
-		if (v->cqs[k].eng)
+	for (k = 0; k < v->n_cqs; k++)
+		if (v->cqs[k].eng) {
 			save_cq(k, &v->cqs[k], b);
-	for (k = 0; k < v->max_qp; k++)
-		if (v->qps[k].eng || v->qps[k].srq)
+			if (v->cqs[k].ring.entries)
+				save_cq_ring(k, &v->cqs[k], b);
+		}
+	for (k = 0; k < v->n_qps; k++)
+		if (v->qps[k].eng || v->qps[k].srq) {
 			save_slot(k, &v->qps[k], b);
+			if (vdev_slot_ring(&v->qps[k]))
+				save_qp_ring(k, &v->qps[k], b);
+		}
 	sb_rec_end(b, sb_rec_begin(b, VDEV_REC_END));
 	if (b->err)
 		return b->err;
@@ -252,6 +326,7 @@ struct restore {
 	void *ctx;
 	char *why;
 	size_t whylen;
+	uint32_t format;
 };
 
 static int refuse(struct restore *rs, int err, const char *fmt, ...)
@@ -293,9 +368,10 @@ static int check_header(struct restore *rs, struct srd *r, struct vdev_state_inf
 	mtu = sr_u32(r);
 	if (memcmp(magic, MAGIC, 8))
 		return refuse(rs, -EBADMSG, "not a vrdmad device state");
-	if (format != VDEV_STATE_FORMAT)
-		return refuse(rs, -EPROTONOSUPPORT, "format %u (by %s); this vrdmad reads %u",
+	if (format < 1 || format > VDEV_STATE_FORMAT)
+		return refuse(rs, -EPROTONOSUPPORT, "format %u (by %s); this vrdmad reads 1 to %u",
 			      format, w, VDEV_STATE_FORMAT);
+	rs->format = format;
 	if (len != r->len)
 		return refuse(rs, -EBADMSG, "%zu bytes of %u: cut short while it was written?",
 			      r->len, len);
@@ -350,9 +426,14 @@ static int load_vhost(struct restore *rs, struct srd *r)
 	m.nregions = sr_u8(r);
 	if (r->err || m.nregions > VHOST_USER_MEM_REGIONS)
 		return refuse(rs, -EBADMSG, "its memory table does not read");
-	/* format 1 holds v1's queues only: its tables are v1's */
-	if (d->features & (1ull << VIRTIO_RDMA_F_RINGS))
-		return refuse(rs, -EBADMSG, "format 1 with ABI v2 negotiated");
+	/* format 1 holds v1's queues only; with ABI v2 the tables are sized
+	 * for rings, as SET_FEATURES made them */
+	if (d->features & (1ull << VIRTIO_RDMA_F_RINGS)) {
+		if (rs->format < 2)
+			return refuse(rs, -EBADMSG, "format 1 with ABI v2 negotiated");
+		if (vdev_device_reset(rs->v))
+			return refuse(rs, -ENOMEM, "out of memory");
+	}
 	for (i = 0; i < m.nregions; i++) {
 		m.regions[i].guest_phys_addr = sr_u64(r);
 		m.regions[i].memory_size = sr_u64(r);
@@ -427,7 +508,7 @@ static int load_dev(struct restore *rs, struct srd *r)
 			st[i] = x;
 	}
 	n = sr_u8(r);
-	if (r->err || v->cq_hi > v->max_cq || v->qp_hi > v->max_qp)
+	if (r->err || v->cq_hi > v->n_cqs || v->qp_hi > v->n_qps)
 		return refuse(rs, -EBADMSG, "its device record does not read");
 	/* the host's addresses for it: a VM given others starts afresh */
 	if (n != v->cfg->n_gids)
@@ -503,7 +584,7 @@ static int load_cq(struct restore *rs, struct srd *r)
 	uint32_t n = sr_u32(r);
 	struct vdev_cq *cq;
 
-	if (r->err || n >= v->max_cq || v->cqs[n].eng || !eng_cq_get(v->eng, n))
+	if (r->err || n >= v->n_cqs || v->cqs[n].eng || !eng_cq_get(v->eng, n))
 		return refuse(rs, -EBADMSG, "a CQ does not read");
 	cq = &v->cqs[n];
 	cq->eng = eng_cq_get(v->eng, n);
@@ -541,7 +622,7 @@ static int load_slot(struct restore *rs, struct srd *r)
 	uint32_t k = sr_u32(r), kind = sr_u8(r), srqn = sr_u32(r);
 	struct vdev_qp *qp;
 
-	if (r->err || k >= v->max_qp || v->qps[k].eng || v->qps[k].srq)
+	if (r->err || k >= v->n_qps || v->qps[k].eng || v->qps[k].srq)
 		return refuse(rs, -EBADMSG, "a QP slot does not read");
 	qp = &v->qps[k];
 	if (kind == SLOT_QP)
@@ -553,16 +634,151 @@ static int load_slot(struct restore *rs, struct srd *r)
 	load_limits(&qp->rq, r);
 	qp->send_cqn = sr_u32(r);
 	qp->recv_cqn = sr_u32(r);
-	if (r->err || (!qp->eng && !qp->srq) || qp->send_cqn >= v->max_cq ||
-	    qp->recv_cqn >= v->max_cq)
+	if (r->err || (!qp->eng && !qp->srq) || qp->send_cqn >= v->n_cqs ||
+	    qp->recv_cqn >= v->n_cqs)
 		return refuse(rs, -EBADMSG, "QP slot %u does not read", k);
 	if (k >= v->qp_hi)
 		v->qp_hi = k + 1;
 	return 0;
 }
 
+/* ABI v2's limits (the VM's config must still say them) and its doorbell
+ * pages, as ADD_DB_PAGE took them. */
+static int load_v2(struct restore *rs, struct srd *r)
+{
+	struct vdev *v = rs->v;
+	uint32_t cqs = sr_u32(r), qps = sr_u32(r), dbn;
+	unsigned int i, n = sr_u8(r);
+	uint64_t gpa;
+	int err;
+
+	if (r->err || !v->ring_mode || n > VDEV_MAX_DB_PAGES)
+		return refuse(rs, -EBADMSG, "its ABI v2 record does not read");
+	if (cqs != v->n_cqs || qps != v->n_qps)
+		return refuse(rs, -ERANGE, "the VM's limits changed (ring_max_cq %u, ring_max_qp %u "
+			      "then; %u, %u now)", cqs, qps, v->n_cqs, v->n_qps);
+	for (i = 0; i < n; i++) {
+		dbn = sr_u32(r);
+		gpa = sr_u64(r);
+		err = r->err ? -EBADMSG : vdev_db_restore(v, dbn, gpa);
+		if (err)
+			return refuse(rs, err, "doorbell page %u does not check out", dbn);
+	}
+	return 0;
+}
+
+/* A ring as CREATE_*_RING checked it: geometry, every page in the VM's
+ * memory; at most max_stride bytes a slot (what the device copies one
+ * into). */
+static int load_gring(struct restore *rs, struct srd *r, struct gring *g, uint32_t max_stride)
+{
+	uint32_t entries = sr_u32(r), stride = sr_u32(r), npages = sr_u32(r), i;
+	uint64_t *pages;
+	char why[160];
+	int err;
+
+	if (r->err || stride > max_stride || !gring_pages_needed(entries, stride) ||
+	    npages != gring_pages_needed(entries, stride))
+		return -EBADMSG;
+	pages = malloc((size_t)npages * sizeof(*pages));
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < npages; i++)
+		pages[i] = sr_u64(r);
+	err = r->err ? -EBADMSG : gring_init(g, &rs->v->vu.mem, pages, npages, entries, stride,
+					     why, sizeof(why));
+	free(pages);
+	return err == -ENOMEM ? err : err ? -EBADMSG : 0;
+}
+
+static int load_cq_ring(struct restore *rs, struct srd *r)
+{
+	struct vdev *v = rs->v;
+	uint32_t n = sr_u32(r), own, bit;
+	struct vdev_cq *cq;
+	int err;
+
+	if (r->err || n >= v->n_cqs || !v->cqs[n].eng || v->cqs[n].ring.entries || !v->ring_mode)
+		return refuse(rs, -EBADMSG, "a CQ ring does not read");
+	cq = &v->cqs[n];
+	err = load_gring(rs, r, &cq->ring, 64);
+	if (!err && cq->ring.stride != 64)
+		err = -EBADMSG;
+	cq->written = sr_u32(r);
+	cq->cons = sr_u32(r);
+	cq->arm_seq = sr_u32(r);
+	cq->dbn = sr_u16(r);
+	cq->db_bit = sr_u16(r);
+	cq->arm_rung = sr_bool(r);
+	if (!err && (r->err || cq->written - cq->cons > cq->ring.entries ||
+		     cq->arm_seq & VIRTIO_RDMA_RING_ARMED_FIRED))
+		err = -EBADMSG;
+	bit = cq->db_bit;
+	own = VDEV_RING_CQ | n;
+	if (!err)
+		err = vdev_db_bind(v, cq->dbn, &bit, &own, 1);
+	if (err) {
+		gring_free(&cq->ring);
+		return refuse(rs, err, "CQ %u's ring does not check out", n);
+	}
+	return 0;
+}
+
+static int load_qp_ring(struct restore *rs, struct srd *r)
+{
+	struct vdev *v = rs->v;
+	uint32_t k = sr_u32(r), flags = sr_u8(r), bits[2], own[2];
+	struct vdev_qp *qp;
+	bool want_rq;
+	int err = 0;
+
+	if (r->err || k >= v->n_qps || (!v->qps[k].eng && !v->qps[k].srq) ||
+	    vdev_slot_ring(&v->qps[k]) || !v->ring_mode)
+		return refuse(rs, -EBADMSG, "a QP ring does not read");
+	qp = &v->qps[k];
+	/* a QP has a send ring, and a receive ring unless on an SRQ; an
+	 * SRQ's slot its one ring */
+	want_rq = qp->srq || !eng_qp_srq(qp->eng);
+	if ((flags & ~(RING_SQ | RING_RQ | RING_DEAD)) || !(flags & RING_SQ) != !qp->eng ||
+	    !(flags & RING_RQ) == want_rq)
+		return refuse(rs, -EBADMSG, "QP slot %u's rings do not read", k);
+	if (flags & RING_SQ)
+		err = load_gring(rs, r, &qp->sq_ring, sizeof(v->wqe_buf));
+	if (!err && (flags & RING_RQ))
+		err = load_gring(rs, r, &qp->rq_ring, sizeof(v->wqe_buf));
+	qp->ring_dead = flags & RING_DEAD;
+	qp->sq.slot = qp->rq.slot = true;	/* WQEs come from slots, as CREATE_*_RING set */
+	qp->sq_taken = sr_u32(r);
+	qp->rq_taken = sr_u32(r);
+	qp->dbn = sr_u16(r);
+	qp->sq_bit = sr_u16(r);
+	qp->rq_bit = sr_u16(r);
+	if (!err && r->err)
+		err = -EBADMSG;
+	if (!err) {
+		unsigned int n = 0;
+
+		if (flags & RING_SQ) {
+			bits[n] = qp->sq_bit;
+			own[n++] = VDEV_RING_SQ | k;
+		}
+		if (flags & RING_RQ) {
+			bits[n] = qp->rq_bit;
+			own[n++] = VDEV_RING_RQ | k;
+		}
+		err = vdev_db_bind(v, qp->dbn, bits, own, n);
+	}
+	if (err) {
+		gring_free(&qp->sq_ring);
+		gring_free(&qp->rq_ring);
+		return refuse(rs, err, "QP slot %u's rings do not check out", k);
+	}
+	return 0;
+}
+
 /* Every object of the engine has its device side, and each MR its engine
- * side. */
+ * side; with ABI v2, every CQ and slot its rings (a v2 device has no v1
+ * queues). */
 static int check_complete(struct restore *rs)
 {
 	struct vdev *v = rs->v;
@@ -574,13 +790,16 @@ static int check_complete(struct restore *rs)
 	}
 	for (i = 0; i < VDEV_MAX_PD; i++)
 		v->pds[i] = eng_pd_get(v->eng, i);
-	for (i = 0; i < v->max_cq; i++)
-		if (eng_cq_get(v->eng, i) && !v->cqs[i].eng)
+	for (i = 0; i < v->n_cqs; i++)
+		if ((eng_cq_get(v->eng, i) && !v->cqs[i].eng) ||
+		    (v->ring_mode && v->cqs[i].eng && !v->cqs[i].ring.entries))
 			return refuse(rs, -EBADMSG, "CQ %u has no device record", i);
-	for (i = 0; i < v->max_qp; i++)
-		if (eng_qp_get(v->eng, i) && !v->qps[i].eng)
+	for (i = 0; i < v->n_qps; i++)
+		if ((eng_qp_get(v->eng, i) && !v->qps[i].eng) ||
+		    (v->ring_mode && (v->qps[i].eng || v->qps[i].srq) &&
+		     !vdev_slot_ring(&v->qps[i])))
 			return refuse(rs, -EBADMSG, "QP slot %u has no device record", i);
-	for (i = 0; eng_srq_get(v->eng, i) || i < v->max_qp; i++) {
+	for (i = 0; eng_srq_get(v->eng, i) || i < v->n_qps; i++) {
 		struct eng_srq *srq = eng_srq_get(v->eng, i);
 
 		if (srq && v->qps[eng_srq_slot(srq)].srq != srq)
@@ -592,7 +811,7 @@ static int check_complete(struct restore *rs)
 static int load_records(struct restore *rs, struct srd *r)
 {
 	struct vdev *v = rs->v;
-	bool vhost = false, dev = false, engine = false;
+	bool vhost = false, dev = false, engine = false, v2 = false;
 	struct srd body;
 	uint16_t type;
 	int k, err;
@@ -621,8 +840,18 @@ static int load_records(struct restore *rs, struct srd *r)
 			err = !vhost || dev ? -EBADMSG : load_dev(rs, &body);
 			dev = true;
 			break;
+		case VDEV_REC_V2:
+			err = !dev || v2 || engine || rs->format < 2 ? -EBADMSG : load_v2(rs, &body);
+			v2 = true;
+			break;
 		case VDEV_REC_MR:
 			err = !dev || engine ? -EBADMSG : load_mr(rs, &body);
+			break;
+		case VDEV_REC_CQ_RING:
+			err = !engine || !v2 ? -EBADMSG : load_cq_ring(rs, &body);
+			break;
+		case VDEV_REC_QP_RING:
+			err = !engine || !v2 ? -EBADMSG : load_qp_ring(rs, &body);
 			break;
 		case VDEV_REC_CQ:
 			err = !engine ? -EBADMSG : load_cq(rs, &body);
@@ -631,7 +860,7 @@ static int load_records(struct restore *rs, struct srd *r)
 			err = !engine ? -EBADMSG : load_slot(rs, &body);
 			break;
 		case VDEV_REC_END:
-			if (!engine || sr_done(&body) || r->off != r->len)
+			if (!engine || sr_done(&body) || r->off != r->len || v2 != v->ring_mode)
 				return refuse(rs, -EBADMSG, "its records do not read");
 			return check_complete(rs);
 		default:
@@ -651,7 +880,7 @@ static int load_records(struct restore *rs, struct srd *r)
 int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn take_fd,
 		 void *ctx, struct vdev_state_info *info, char *why, size_t whylen)
 {
-	struct restore rs = { v, take_fd, ctx, why, whylen };
+	struct restore rs = { v, take_fd, ctx, why, whylen, 0 };
 	struct srd r = { .p = p, .len = len };
 	unsigned int i;
 	int err;
@@ -668,8 +897,16 @@ int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn t
 	if (err) {
 		/* a fresh device, nothing of the state kept: the device's
 		 * slots let go of the engine's objects, which go first */
-		memset(v->cqs, 0, v->max_cq * sizeof(*v->cqs));
-		memset(v->qps, 0, v->max_qp * sizeof(*v->qps));
+		for (i = 0; i < v->n_cqs; i++)
+			gring_free(&v->cqs[i].ring);
+		for (i = 0; i < v->n_qps; i++) {
+			gring_free(&v->qps[i].sq_ring);
+			gring_free(&v->qps[i].rq_ring);
+		}
+		memset(v->cqs, 0, v->cqs_cap * sizeof(*v->cqs));
+		memset(v->qps, 0, v->qps_cap * sizeof(*v->qps));
+		v->n_ring_pend = 0;
+		vdev_db_free_all(v);
 		memset(v->pds, 0, VDEV_MAX_PD * sizeof(*v->pds));
 		for (i = 0; i < v->max_mr; i++)
 			if (v->mrs[i])
@@ -683,6 +920,7 @@ int vdev_restore(struct vdev *v, const uint8_t *p, size_t len, vdev_take_fd_fn t
 			err = -ENOMEM;
 		return err;
 	}
+	vdev_ring_restored(v);	/* what the old one left mid-way: looked at again */
 	for (i = 0; i < v->vu.n_vqs; i++)	/* the worker watches its kicks again */
 		if (v->vu.vqs[i].kick_fd >= 0 && v->sync.kick_changed)
 			v->sync.kick_changed(v->sync.ctx, -1, v->vu.vqs[i].kick_fd);

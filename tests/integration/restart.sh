@@ -4,7 +4,8 @@
 # runs the real one): vrdmad restarted every few seconds under a
 # data-checked RC ping-pong between two VMs (libvrdma front ends, which
 # never reconnect: one lost connection ends the run), with the gap of each
-# restart measured; then a crash while saving, a plain crash, and a stop.
+# restart measured, on virtqueues and then on rings (ABI v2); then a crash
+# while saving, a plain crash, and a stop.
 #
 #   netns vrA-ID                                            netns vrB-ID
 #   +--------------------------------------------------+    +-----------+
@@ -81,6 +82,35 @@ beta_afresh() {
 check "aborted while saving: beta, cut off, starts anew and its fds are closed" beta_afresh
 kill "$LSRV" "$LCLI" 2>/dev/null || true
 wait "$LSRV" "$LCLI" 2>/dev/null || true
+
+# The same on ABI v2 (VRDMA_RINGS=1: doorbell pages, rings, the event queue
+# for -e), state format 2: three restarts under a data-checked ping-pong.
+RROUNDS=3 RITERS=${RESTART_ITERS:-300000}
+VRDMA_RINGS=1 ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p $((PORT + 2)) \
+	-s "$SIZE" -n "$RITERS" -c -e > "$TMP/pp.rsrv" 2> "$TMP/pp.rsrv.err" &
+PSRV=$!
+wait_listen "$NSA" $((PORT + 2))
+VRDMA_RINGS=1 ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p $((PORT + 2)) \
+	-s "$SIZE" -n "$RITERS" -c -e 127.0.0.1 > "$TMP/pp.rcli" 2> "$TMP/pp.rcli.err" &
+PCLI=$!
+before=$(grep -c 'restored as vrdmad' "$DLOG" || true)
+rcounts=()
+for r in $(seq "$RROUNDS"); do
+	sleep 1.5
+	kill -0 "$PCLI" 2>/dev/null || break
+	manager restart
+	rcounts+=("$(grep '^start' <<< "$LAST" | awk '{ print $3 }')")
+done
+wait "$PSRV" && SRC=0 || SRC=$?
+wait "$PCLI" && CRC=0 || CRC=$?
+n=$(( $(grep -c 'restored as vrdmad' "$DLOG" || true) - before ))
+echo "  gaps on rings (ms): $(restore_gaps | tail -n $((2 * ${#rcounts[@]})) | tr '\n' ' ')"
+check "rings: the ping-pong outlived $RROUNDS restarts (server $SRC, client $CRC)" \
+	test "$SRC" = 0 -a "$CRC" = 0 -a "${#rcounts[@]}" = "$RROUNDS"
+check "rings: data checked: $RITERS iterations of $SIZE bytes" \
+	grep -qE "^$((SIZE * RITERS * 2)) bytes in" "$TMP/pp.rcli"
+check "rings: each restart restored both VMs ($n of $((2 * RROUNDS)))" test "$n" = $((2 * RROUNDS))
+
 # A crash: nothing saved, nothing restored, the store empty.
 manager kill
 check "after a crash every VM starts anew" \

@@ -3253,9 +3253,13 @@ static void test_restore_device_refused(void **state)
 	REFUSED(&f->cfg, copy, saved.len, -EBADMSG);
 	assert_non_null(strstr(why, "CRC"));
 	memcpy(copy, saved.p, saved.len);
-	copy[8] = 2;	/* format 2 */
+	copy[8] = 3;	/* format 3 */
 	recrc(copy, saved.len);
 	REFUSED(&f->cfg, copy, saved.len, -EPROTONOSUPPORT);
+	/* format 1 (no ABI v2 in it) still restores */
+	copy[8] = 1;
+	recrc(copy, saved.len);
+	REFUSED(&f->cfg, copy, saved.len, 0);
 	other = f->cfg;
 	snprintf(other.name, sizeof(other.name), "vm-b");
 	REFUSED(&other, saved.p, saved.len, -EINVAL);
@@ -3333,14 +3337,12 @@ static int db_cmd(struct fx *f, uint8_t cmd, uint64_t v, uint32_t *dbn)
  * memory (else INVAL, FAULT outside it), once (the same page again INVAL),
  * up to VDEV_MAX_DB_PAGES (then NOMEM, refused_db_pages), clearing the
  * device's half; DEL_DB_PAGE frees one no ring names (NOENT, BUSY); a
- * reset lets every page go; a device with rings is not saved (format 2). */
+ * reset lets every page go. */
 static void test_db_pages(void **state)
 {
 	struct fx *f = fx_new("vm-a", 1);
 	uint64_t page = GPA_BASE + SCRATCH_OFF, base = page;
 	uint32_t dbn, first, i, want_errors;
-	struct keeper kp = { 0 };
-	struct sbuf b = { 0 };
 
 	(void)state;
 	handshake(f);
@@ -3383,11 +3385,6 @@ static void test_db_pages(void **state)
 	/* its place is free again, for the same page too */
 	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, page, &dbn), VIRTIO_RDMA_OK);
 	assert_int_equal(dbn, first);
-
-	/* ABI v2's state is not saved yet: the VM would reconnect */
-	assert_int_equal(vdev_save(f->v, &test_info, &b, keep_fd, &kp), -EOPNOTSUPP);
-	assert_int_equal(kp.n, 0);
-	sb_free(&b);
 
 	/* a new connection starts with none (and without the feature) */
 	reconnect(f);
@@ -4038,6 +4035,124 @@ static void test_ring_tables(void **state)
 	fx_free(f);
 }
 
+/* docs/restart.md, format 2: a device on ABI v2 restarted with its doorbell
+ * pages, rings and their device-side indexes (the new vrdmad saves it to the
+ * same bytes). A doorbell rung while no vrdmad ran is answered after; the
+ * CQ stays armed; its bits and page are freed as before. The VM's ring
+ * limits changed: refused. Every byte of the state changed (CRC made right)
+ * is refused or restores, and nothing leaks. */
+static void test_restart_rings(void **state)
+{
+	uint32_t pdn, cqn, dbn, db2, k, qpn, i;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_create_qp_ring qr;
+	struct vrdma_vm_config other;
+	struct virtio_rdma_ring_event ev;
+	struct keeper kp = { .n = 0 };
+	struct sbuf saved = { 0 };
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+	unsigned int fds, refused = 0;
+	struct virtio_rdma_cqe c;
+	uint8_t *copy;
+	char why[200];
+	int efd;
+
+	(void)state;
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	rings_on(f);
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0, 0x1000);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + SCRATCH_OFF, &db2),
+			 VIRTIO_RDMA_OK);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	pdn = create_pd(f);
+	qp_ring_req(pdn, cqn, dbn, &qr);
+	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	ring_recv_wqe(f, 0);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 1);
+	ring_doorbell(f, RQ_BIT);
+	for (uint16_t b = 0; b < 3; b++)
+		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
+	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
+	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(qring_word(f, RQR_OFF, GRING_TAKEN), 1);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1);
+	/* rung while no vrdmad runs */
+	ring_recv_wqe(f, 1);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 2);
+	ring_doorbell(f, RQ_BIT);
+
+	fds = count_fds();
+	restart_fx(f, &saved);
+	assert_int_equal(count_fds(), fds);
+	/* what the old one may have left mid-way (a queue it could not take
+	 * all of, a CQ with a completion held) is looked at again */
+	assert_int_equal(f->v->n_ring_pend, 2);
+	assert_int_equal(f->v->cq_dirty[0], 1ull << cqn);
+	assert_works(f);
+	poll_dev(f);
+	assert_int_equal(qring_word(f, RQR_OFF, GRING_TAKEN), 2);
+	assert_int_equal(f->v->stats.recv_wqes, 2);	/* the counters came along */
+	rx_send(f, qpn, 0);
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 1);
+	c = ring_cqe(f, 0);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(le64toh(c.wr_id), 0x4e00);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);	/* still armed */
+	assert_int_equal(signalled(efd), 1);
+
+	/* the VM's ring limits changed, then every byte */
+	sb_free(&saved);
+	memset(&saved, 0, sizeof(saved));
+	assert_int_equal(vdev_save(f->v, &test_info, &saved, keep_fd, &kp), 0);
+	keeper_close(&kp);
+	copy = malloc(saved.len);
+	assert_non_null(copy);
+	other = f->cfg;
+	other.ring_max_qp = RING_MAX_QP + 1;
+	{
+		struct sbuf s_ = { 0 };
+
+		assert_int_equal(vdev_save(f->v, &test_info, &s_, keep_fd, &kp), 0);
+		sb_free(&s_);
+	}
+	if (try_restore(f, &other, saved.p, saved.len, &kp, why, sizeof(why)) != -ERANGE ||
+	    !strstr(why, "ring_max_qp"))
+		fail_msg("ring_max_qp changed: %s", why);
+	for (i = 16; i + 4 < saved.len; i++) {
+		struct sbuf s_ = { 0 };
+
+		memcpy(copy, saved.p, saved.len);
+		copy[i] ^= 0x5a;
+		recrc(copy, saved.len);
+		assert_int_equal(vdev_save(f->v, &test_info, &s_, keep_fd, &kp), 0);
+		sb_free(&s_);
+		refused += try_restore(f, &f->cfg, copy, saved.len, &kp, why, sizeof(why)) != 0;
+		assert_int_equal(count_fds(), fds);
+	}
+	assert_true(refused > saved.len / 8);
+	free(copy);
+	sb_free(&saved);
+
+	/* its bits and pages go as before */
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, dbn, NULL), VIRTIO_RDMA_OK);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_DEL_DB_PAGE, db2, NULL), VIRTIO_RDMA_OK);
+	close(efd);
+	fx_free(f);
+}
+
 static int setup_log(void **state)
 {
 	(void)state;
@@ -4080,6 +4195,7 @@ int main(void)
 		cmocka_unit_test(test_ring_tables),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
+		cmocka_unit_test(test_restart_rings),
 	};
 
 	return cmocka_run_group_tests(tests, setup_log, NULL);
