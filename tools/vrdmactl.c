@@ -31,7 +31,8 @@ static void usage(FILE *f)
 		"  stats NAME   one VM's counters: its device and transport\n"
 		"  add-vm NAME --gid G[,G...] [--socket PATH] [--mac MAC] [--owner USER]\n"
 		"               [--group GROUP] [--mode MODE] [--max-cq N] [--max-qp N]\n"
-		"               [--max-mr N] [--max-mr-pages N]\n"
+		"               [--max-mr N] [--max-mr-pages N] [--ring-max-cq N]\n"
+		"               [--ring-max-qp N]\n"
 		"               serve a new VM (until del-vm or a restart)\n"
 		"  del-vm NAME  stop serving a VM: its connection closes, its socket goes\n"
 		"  capture FILE [--count N]\n"
@@ -426,13 +427,15 @@ static const struct option add_opts[] = {
 	{ "max-qp", required_argument, NULL, 'q' },
 	{ "max-mr", required_argument, NULL, 'r' },
 	{ "max-mr-pages", required_argument, NULL, 'P' },
+	{ "ring-max-cq", required_argument, NULL, 'C' },
+	{ "ring-max-qp", required_argument, NULL, 'Q' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{}
 };
 static const char *const add_keys[] = {	/* parallel to add_opts */
 	"socket", "gid", "mac", "socket_owner", "socket_group", "socket_mode", "max_cq", "max_qp",
-	"max_mr", "max_mr_pages",
+	"max_mr", "max_mr_pages", "ring_max_cq", "ring_max_qp",
 };
 
 static int cmd_add_vm(int argc, char **argv, const char *path, bool json)
@@ -442,7 +445,7 @@ static int cmd_add_vm(int argc, char **argv, const char *path, bool json)
 	int c, k, ret = 2;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "s:g:m:o:G:M:c:q:r:P:jh", add_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:g:m:o:G:M:c:q:r:P:C:Q:jh", add_opts, NULL)) != -1) {
 		if (c == 'j') {
 			json = true;
 			continue;

@@ -46,7 +46,8 @@ CQES0=$(cqes alpha)
 # (a) add-vm
 add_gamma() {
 	ctl add-vm gamma --gid 10.212.0.31 --gid fd00:d4::31 --socket "$TMP/gamma.sock" \
-		--mac 52:54:00:00:12:31 --owner nobody --group nogroup --mode 0660 --max-cq 4 --max-qp 4
+		--mac 52:54:00:00:12:31 --owner nobody --group nogroup --mode 0660 --max-cq 4 --max-qp 4 \
+		--ring-max-cq 16 --ring-max-qp 512
 }
 check "add-vm gamma (two GIDs, owner, group, mode): exit 0" add_gamma
 sock_is() { [ "$(stat -c '%F %U:%G %a' "$1")" = "socket $2" ]; }
@@ -98,6 +99,8 @@ check "an owner that does not exist is refused, no socket left" refused "does no
 	x --gid 10.212.0.41 --socket "$TMP/x.sock" --owner no-such-user-here
 check "a bad mode is refused" refused "socket_mode" \
 	x --gid 10.212.0.41 --socket "$TMP/x.sock" --mode 0066
+check "ring_max_qp past 16384 is refused" refused "ring_max_qp must be an integer from 1 to 16384" \
+	x --gid 10.212.0.41 --socket "$TMP/x.sock" --ring-max-qp 16385
 usage() { local rc=0; ctl add-vm x --socket "$TMP/x.sock" 2> /dev/null || rc=$?; [ "$rc" = 2 ]; }
 check "add-vm without --gid: usage error, exit 2" usage
 check "after the refusals: no x.sock, no connection lost" \
