@@ -25,7 +25,8 @@ ITERS=${BENCH_BUSY_ITERS:-500000}
 
 setup_pair "10.225.0.1/24 10.225.0.11/24" "10.225.0.2/24 10.225.0.12/24"
 vm() {	# NAME GID
-	printf '[vm %s]\ngid = %s\nsocket = %s/%s.sock\nring_max_qp = %s\n' "$1" "$2" "$TMP" "$1" "$NQP"
+	printf '[vm %s]\ngid = %s\nsocket = %s/%s.sock\nring_max_qp = %s\nring_max_cq = %s\n' \
+		"$1" "$2" "$TMP" "$1" "$NQP" $((NQP + 2))
 }
 CONF_A=$(write_conf "" "$(vm alpha 10.225.0.11)" a.conf)
 CONF_B=$(CONF_IF=$IFB CONF_CTL=$TMP/ctlB.sock write_conf "" "$(vm beta 10.225.0.12)" b.conf)
@@ -37,4 +38,7 @@ export VRDMA_RINGS=1
 echo "== idle QPs beside a busy one: $((NQP - 1)) idle, QP 0 writing $ITERS x 64 B (rings), $ROUNDS rounds"
 ip netns exec "$NSA" "$QP_SCALE" --busy "$ITERS" --rounds "$ROUNDS" "$TMP/alpha.sock" "$TMP/beta.sock" \
 	"$NQP" 1 | grep -E '^(qp_scale: round|bench:)'
+echo "== the same, each idle QP with a CQ of its own"
+ip netns exec "$NSA" "$QP_SCALE" --busy "$ITERS" --rounds "$ROUNDS" --cq-per-qp "$TMP/alpha.sock" \
+	"$TMP/beta.sock" "$NQP" 1 | grep -E '^(qp_scale: round|bench:)' | sed 's/^bench: idle_\([0-9]*\)qp_/bench: idle_\1qp_own_cq_/'
 stop_daemon

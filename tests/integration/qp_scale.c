@@ -10,8 +10,10 @@
  * checked, and QP 0 writes ITERS again beside them, idle: the ratio of the
  * two rates is what idle QPs cost a busy one. --rounds N does that N times
  * (the others destroyed after each) and gives every ratio and their median.
+ * --cq-per-qp gives each QP but QP 0 a CQ of its own (then the VMs need
+ * ring_max_cq of NQP + 1): idle CQs beside idle QPs.
  *
- * Usage: qp_scale [--busy ITERS [--rounds N]] SOCKET_A SOCKET_B NQP MSGS
+ * Usage: qp_scale [--busy ITERS [--rounds N]] [--cq-per-qp] SOCKET_A SOCKET_B NQP MSGS
  * Output: "qp_scale: ..." lines, "bench: ..." with --busy. Exit 0 only if
  * every message arrived intact.
  */
@@ -36,12 +38,15 @@ struct side {
 	const char *path;
 	struct vrdma_ctx *ctx;
 	struct vrdma_pd *pd;
-	struct vrdma_cq *scq, *rcq;
+	struct vrdma_cq *scq, *rcq;	/* QP 0's, and the others' without --cq-per-qp */
 	struct vrdma_qp **qp;
+	struct vrdma_cq **cq;		/* with --cq-per-qp: QP i's (i > 0) */
 	uint8_t *buf;
 	struct vrdma_mr *mr;
 	uint8_t gid[16];
 };
+
+static bool cq_per_qp;
 
 static double now_s(void)
 {
@@ -63,28 +68,30 @@ static uint8_t pattern(uint32_t n, uint32_t i)
 	return (uint8_t)(n * 131u + i * 7u + (n >> 8));
 }
 
-static struct vrdma_qp_init_attr qp_init(const struct side *s, uint32_t depth)
+static struct vrdma_qp_init_attr qp_init(const struct side *s, uint32_t depth, struct vrdma_cq *cq)
 {
 	return (struct vrdma_qp_init_attr){
-		.qp_type = VIRTIO_IB_QPT_RC, .send_cq = s->scq, .recv_cq = s->rcq,
+		.qp_type = VIRTIO_IB_QPT_RC, .send_cq = cq ? cq : s->scq, .recv_cq = cq ? cq : s->rcq,
 		.max_send_wr = depth, .max_recv_wr = depth, .max_send_sge = 1, .max_recv_sge = 1,
 	};
 }
 
 static int open_side(struct side *s, uint32_t nqp, uint32_t msgs, size_t buf_len)
 {
-	struct vrdma_qp_init_attr init = qp_init(s, msgs);
-	struct vrdma_qp_init_attr busy = qp_init(s, BUSY_DEPTH);
+	struct vrdma_qp_init_attr init = qp_init(s, msgs, NULL);
+	struct vrdma_qp_init_attr busy = qp_init(s, BUSY_DEPTH, NULL);
 	uint32_t cqe = nqp * msgs + BUSY_DEPTH;
 	struct vrdma_open_attr oa;
 	int err;
 
 	oa = (struct vrdma_open_attr){
 		.mem_size = (size_t)nqp * vrdma_mem_qp(&init) + vrdma_mem_qp(&busy) +
-			    2 * vrdma_mem_cq(cqe) + 2 * buf_len + (8u << 20),
+			    2 * vrdma_mem_cq(cqe) + 2 * buf_len + (8u << 20) +
+			    (cq_per_qp ? (size_t)nqp * vrdma_mem_cq(2 * msgs) : 0),
 	};
 	s->qp = calloc(nqp, sizeof(*s->qp));
-	if (!s->qp)
+	s->cq = calloc(nqp, sizeof(*s->cq));
+	if (!s->qp || !s->cq)
 		return fail("calloc", ENOMEM);
 	if ((err = vrdma_open(s->path, &oa, &s->ctx)) || (err = vrdma_query_gid(s->ctx, 0, s->gid)) ||
 	    (err = vrdma_alloc_pd(s->ctx, &s->pd)) || (err = vrdma_create_cq(s->ctx, cqe, &s->scq)) ||
@@ -101,12 +108,20 @@ static int open_side(struct side *s, uint32_t nqp, uint32_t msgs, size_t buf_len
 /* QPs [from, to) on both sides, each pair connected. */
 static int make_pairs(struct side *a, struct side *b, uint32_t from, uint32_t to, uint32_t depth)
 {
-	struct vrdma_qp_init_attr ia = qp_init(a, depth), ib = qp_init(b, depth);
+	struct vrdma_qp_init_attr ia, ib;
 	char what[64];
 	uint32_t i;
 	int err;
 
 	for (i = from; i < to; i++) {
+		if (cq_per_qp && i &&
+		    ((err = vrdma_create_cq(a->ctx, 2 * depth, &a->cq[i])) ||
+		     (err = vrdma_create_cq(b->ctx, 2 * depth, &b->cq[i])))) {
+			snprintf(what, sizeof(what), "QP %u: vrdma_create_cq", i);
+			return fail(what, err);
+		}
+		ia = qp_init(a, depth, a->cq[i]);
+		ib = qp_init(b, depth, b->cq[i]);
 		if ((err = vrdma_create_qp(a->pd, &ia, &a->qp[i])) ||
 		    (err = vrdma_create_qp(b->pd, &ib, &b->qp[i]))) {
 			snprintf(what, sizeof(what), "QP %u: vrdma_create_qp", i);
@@ -226,9 +241,16 @@ static int exchange(struct side *a, struct side *b, uint32_t first, uint32_t nqp
 		}
 	if (err)
 		goto out;
-	if (poll_all(a->scq, (uint64_t)(nqp - first) * msgs, "A's sends", NULL, NULL) ||
-	    poll_all(b->rcq, (uint64_t)(nqp - first) * msgs, "B's receives", check_recv, &c))
-		err = -1;
+	if (!cq_per_qp) {
+		if (poll_all(a->scq, (uint64_t)(nqp - first) * msgs, "A's sends", NULL, NULL) ||
+		    poll_all(b->rcq, (uint64_t)(nqp - first) * msgs, "B's receives", check_recv, &c))
+			err = -1;
+		goto out;
+	}
+	for (q = first; q < nqp && !err; q++)	/* QP 0 on the shared ones */
+		if (poll_all(q ? a->cq[q] : a->scq, msgs, "A's sends", NULL, NULL) ||
+		    poll_all(q ? b->cq[q] : b->rcq, msgs, "B's receives", check_recv, &c))
+			err = -1;
 out:
 	free(c.seen);
 	return err > 0 ? -err : err ? fail("post", err) : 0;
@@ -280,9 +302,13 @@ static int drop_pairs(struct side *a, struct side *b, uint32_t nqp)
 	uint32_t i;
 	int err;
 
-	for (i = 1; i < nqp; i++)
+	for (i = 1; i < nqp; i++) {
 		if ((err = vrdma_destroy_qp(a->qp[i])) || (err = vrdma_destroy_qp(b->qp[i])))
 			return fail("vrdma_destroy_qp", err);
+		if (cq_per_qp && ((err = vrdma_destroy_cq(a->cq[i])) ||
+				  (err = vrdma_destroy_cq(b->cq[i]))))
+			return fail("vrdma_destroy_cq", err);
+	}
 	return 0;
 }
 
@@ -301,17 +327,19 @@ int main(int argc, char **argv)
 	size_t buf_len;
 	int arg = 1, rc = 1;
 
-	while (argc - arg > 1 && argv[arg][0] == '-') {
-		if (!strcmp(argv[arg], "--busy"))
-			busy = (uint32_t)strtoul(argv[arg + 1], NULL, 0) / BUSY_SIGNAL * BUSY_SIGNAL;
-		else if (!strcmp(argv[arg], "--rounds"))
-			rounds = (uint32_t)strtoul(argv[arg + 1], NULL, 0);
+	for (; arg < argc && argv[arg][0] == '-'; arg++) {
+		if (!strcmp(argv[arg], "--cq-per-qp"))
+			cq_per_qp = true;
+		else if (!strcmp(argv[arg], "--busy") && arg + 1 < argc)
+			busy = (uint32_t)strtoul(argv[++arg], NULL, 0) / BUSY_SIGNAL * BUSY_SIGNAL;
+		else if (!strcmp(argv[arg], "--rounds") && arg + 1 < argc)
+			rounds = (uint32_t)strtoul(argv[++arg], NULL, 0);
 		else
 			break;
-		arg += 2;
 	}
 	if (argc - arg != 4 || !rounds || rounds > 64) {
-		fprintf(stderr, "usage: qp_scale [--busy ITERS [--rounds N]] SOCKET_A SOCKET_B NQP MSGS\n");
+		fprintf(stderr,
+			"usage: qp_scale [--busy ITERS [--rounds N]] [--cq-per-qp] SOCKET_A SOCKET_B NQP MSGS\n");
 		return 2;
 	}
 	a.path = argv[arg];
@@ -368,5 +396,7 @@ close:
 	vrdma_close(b.ctx);
 	free(a.qp);
 	free(b.qp);
+	free(a.cq);
+	free(b.cq);
 	return rc;
 }
