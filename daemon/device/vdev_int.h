@@ -32,6 +32,10 @@ struct vdev_cq {
 	uint32_t arm_seq;		/* the seq of the last arm request taken */
 	uint16_t dbn, db_bit;
 	bool arm_rung;			/* its doorbell bit: the arm word changed */
+	/* `written` just after the last solicited or error CQE (with
+	 * notable): an arm for SOLICITED fires at once while it waits */
+	uint32_t notable_at;
+	bool notable;
 };
 
 /* A completion with this status meets the CQ's arm request (IBA 11.4.2.2:

@@ -214,7 +214,7 @@ void vdev_cqe_from_wc(const struct eng_wc *wc, struct virtio_rdma_cqe *c)
 		c->ex.invalidate_rkey = htole32(wc->invalidate_rkey);
 	c->qp_num = htole32(wc->qp_num);
 	c->src_qp = htole32(wc->src_qp);
-	c->wc_flags = htole32(wc->wc_flags);
+	c->wc_flags = htole32(wc->wc_flags & ~(unsigned int)ENG_WC_SOLICITED);
 	c->pkey_index = htole16(wc->pkey_index);
 	c->sl = wc->sl;
 	c->port_num = 1;

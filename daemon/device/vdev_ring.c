@@ -388,12 +388,14 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		ring_cq_error(v, cq);	/* a lying index: the last good one stays */
 	else if (!cq->in_error)
 		cq->cons = cons;
-	/* armed for the next completion while CQEs wait past the guest's
-	 * consumer index: the event goes out now (as an RNIC's arm doorbell,
-	 * which carries the consumer index), or a completion written just
-	 * before the arm was seen would wake no one */
-	if (!cq->in_error && ring_take_arm(v, cq, arm) &&
-	    cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION && cq->written != cq->cons)
+	/* armed while a CQE that meets the arm waits past the guest's
+	 * consumer index (any for the next completion, a solicited or error
+	 * one for SOLICITED): the event goes out now (as an RNIC's arm
+	 * doorbell, which carries the consumer index), or a completion
+	 * written just before the arm was seen would wake no one */
+	if (!cq->in_error && ring_take_arm(v, cq, arm) && cq->written != cq->cons &&
+	    (cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION ||
+	     (cq->notable && cq->written - cq->notable_at < cq->written - cq->cons)))
 		notify = true;
 	cq->arm_rung = false;
 	/* events first, as on a v1 CQ; an errored CQ still says so */
@@ -415,6 +417,10 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 			break;
 		cq->have_held = false;
 		v->stats.cqes++;
+		if ((cq->held.wc_flags & ENG_WC_SOLICITED) || c.status != ENG_WC_SUCCESS) {
+			cq->notable_at = cq->written;
+			cq->notable = true;
+		}
 		if (vdev_cq_arm_met(cq, c.status))
 			notify = true;
 		n++;

@@ -181,6 +181,8 @@ static void save_cq_ring(uint32_t n, const struct vdev_cq *cq, struct sbuf *b)
 	sb_u16(b, cq->dbn);
 	sb_u16(b, cq->db_bit);
 	sb_u8(b, cq->arm_rung);
+	sb_u8(b, cq->notable);
+	sb_u32(b, cq->notable_at);
 	sb_rec_end(b, at);
 }
 
@@ -710,6 +712,8 @@ static int load_cq_ring(struct restore *rs, struct srd *r)
 	cq->dbn = sr_u16(r);
 	cq->db_bit = sr_u16(r);
 	cq->arm_rung = sr_bool(r);
+	cq->notable = sr_bool(r);
+	cq->notable_at = sr_u32(r);
 	if (!err && (r->err || cq->written - cq->cons > cq->ring.entries ||
 		     cq->arm_seq & VIRTIO_RDMA_RING_ARMED_FIRED))
 		err = -EBADMSG;

@@ -78,6 +78,8 @@ int eng_cq_post(struct eng_cq *cq, const struct eng_wc *wc, bool solicited)
 		return -ENOSPC;
 	}
 	cq->ring[(cq->head + cq->count) % cq->size] = *wc;
+	if (solicited)
+		cq->ring[(cq->head + cq->count) % cq->size].wc_flags |= ENG_WC_SOLICITED;
 	cq->count++;
 	if (ops->cq_event)
 		ops->cq_event(cq->dev->ctx, cq, solicited);

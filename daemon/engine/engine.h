@@ -118,7 +118,10 @@ enum eng_wc_opcode {
 };
 
 enum eng_wc_flags { ENG_WC_GRH = 1, ENG_WC_WITH_IMM = 2, ENG_WC_WITH_INV = 4,
-		   ENG_WC_WITH_NETWORK_HDR_TYPE = 64 };
+		   ENG_WC_WITH_NETWORK_HDR_TYPE = 64,
+		   /* the engine's own, not ib_wc's: the message asked for a
+		    * solicited event (IBA 9.2.3); the device strips it */
+		   ENG_WC_SOLICITED = 1u << 30 };
 /* network_hdr_type: Linux's enum rdma_network_type */
 enum eng_network_type { ENG_NETWORK_IPV4 = 2, ENG_NETWORK_IPV6 = 3 };
 

@@ -165,7 +165,7 @@ void eng_wc_load(struct eng_wc *wc, struct srd *r)
 	wc->network_hdr_type = sr_u8(r);
 	if (wc->status > ENG_WC_GENERAL_ERR || !wc_opcode_ok(wc->opcode) ||
 	    wc->wc_flags & ~(unsigned int)(ENG_WC_GRH | ENG_WC_WITH_IMM | ENG_WC_WITH_INV |
-					   ENG_WC_WITH_NETWORK_HDR_TYPE))
+					   ENG_WC_WITH_NETWORK_HDR_TYPE | ENG_WC_SOLICITED))
 		r->err = -EBADMSG;
 }
 

@@ -2520,11 +2520,11 @@ static uint8_t create_srq_qp(struct fx *f, uint32_t pdn, uint32_t scqn, uint32_t
 
 /* A SEND_ONLY without payload from the QP's peer (::ffff:10.0.0.2, as
  * qp_up connects it) to qpn at psn. */
-static void rx_send(struct fx *f, uint32_t qpn, uint32_t psn)
+static void rx_send_se(struct fx *f, uint32_t qpn, uint32_t psn, bool se)
 {
 	struct roce_addr ad = { .vlan = -1, .hop_limit = 64, .sport = 1 };
 	struct roce_hdrs h = { .opcode = ROCE_RC_SEND_ONLY, .pkey = 0xffff, .dqpn = qpn,
-			       .psn = psn };
+			       .psn = psn, .se = se };
 	uint8_t buf[256];
 	struct roce_frag o = { buf, sizeof(buf) };
 	struct roce_pkt pkt;
@@ -2540,6 +2540,12 @@ static void rx_send(struct fx *f, uint32_t qpn, uint32_t psn)
 	o.len = (uint32_t)len;
 	assert_int_equal(roce_parse(&pkt, &o, 1, &why), 0);
 	vdev_rx(f->v, &pkt);
+}
+
+/* A one-packet RC SEND from the peer to qpn at psn. */
+static void rx_send(struct fx *f, uint32_t qpn, uint32_t psn)
+{
+	rx_send_se(f, qpn, psn, false);
 }
 
 static struct virtio_rdma_cqe cqe_at(struct fx *f, uint32_t cqn, uint16_t i)
@@ -3812,6 +3818,75 @@ static void test_qp_ring(void **state)
 	fx_free(f);
 }
 
+/* docs/virtio-rdma.md section 8: a ring CQ armed for SOLICITED (IBA
+ * 11.4.2.2) fires for a solicited completion, not for another; an arm
+ * taken while a solicited one waits past the guest's cons fires at once
+ * (else one written just before the arm was seen would wake no one), one
+ * taken after the guest consumed it does not. */
+static void test_cq_ring_solicited(void **state)
+{
+	uint32_t pdn, cqn, dbn, k, qpn, i;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_cmd_create_qp_ring qr;
+	struct virtio_rdma_ring_event ev;
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+
+	(void)state;
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	rings_on(f);
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0, 0x1000);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
+			 VIRTIO_RDMA_OK);
+	pdn = create_pd(f);
+	qp_ring_req(pdn, cqn, dbn, &qr);
+	qr.qp.max_recv_wr = htole32(4);
+	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
+	qp_up(f, qpn, VIRTIO_IB_QPS_RTS);
+	for (i = 0; i < 4; i++)
+		ring_recv_wqe(f, i);
+	set_qring_word(f, RQR_OFF, GRING_PROD, 4);
+	ring_doorbell(f, RQ_BIT);
+	for (uint16_t b = 0; b < 4; b++)
+		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
+
+	rx_send(f, qpn, 0);			/* not solicited, waits unconsumed */
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 1);
+	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_SOLICITED);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1);		/* taken, not fired */
+	rx_send(f, qpn, 1);			/* another, not solicited */
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 0);
+	rx_send_se(f, qpn, 2, true);		/* solicited: the event */
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 3);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	/* armed again while it waits unconsumed: at once */
+	set_ring_word(f, GRING_ARM, 2u << 2 | VIRTIO_RDMA_NOTIFY_SOLICITED);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
+	assert_int_equal(ring_word(f, GRING_ARMED), 2u | VIRTIO_RDMA_RING_ARMED_FIRED);
+	/* consumed up to it: an arm waits for the next one */
+	set_ring_word(f, GRING_CONS, 3);
+	set_ring_word(f, GRING_ARM, 3u << 2 | VIRTIO_RDMA_NOTIFY_SOLICITED);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
+	assert_int_equal(ring_word(f, GRING_ARMED), 3);
+	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 1), sizeof(ev));
+	assert_int_equal(le32toh(ev.cqn), cqn);
+	fx_free(f);
+}
+
 /* CREATE_SRQ_RING: an SRQ (2 WRs of one SGE) whose ring is the RQ ring's
  * (RQR_OFF, 4 x 64 bytes, bit RQ_BIT) on doorbell page dbn. */
 static void srq_ring_req(uint32_t pdn, uint32_t dbn, struct virtio_rdma_cmd_create_srq_ring *q)
@@ -4192,6 +4267,7 @@ int main(void)
 		cmocka_unit_test(test_cq_ring),
 		cmocka_unit_test(test_qp_ring),
 		cmocka_unit_test(test_srq_ring),
+		cmocka_unit_test(test_cq_ring_solicited),
 		cmocka_unit_test(test_ring_tables),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
