@@ -3818,6 +3818,27 @@ static void test_qp_ring(void **state)
 	fx_free(f);
 }
 
+/* A device on ABI v2 with the fixture's rings: its queues set up, a
+ * doorbell page at DB_OFF (*dbn), a CQ ring of 8 at CQR_OFF on its bit 7
+ * (*cqn), the QP rings' page lists, a PD (*pdn). */
+static void ring_setup(struct fx *f, uint32_t *dbn, uint32_t *cqn, uint32_t *pdn)
+{
+	uint64_t page = htole64(GPA_BASE + CQR_OFF);
+
+	handshake(f);
+	for (unsigned int vq = 1; vq < N_VQS; vq++)
+		setup_ring(f, vq);
+	rings_on(f);
+	memset(f->mem + DB_OFF, 0, 0x1000);
+	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
+	memset(f->mem + CQR_OFF, 0, 0x1000);
+	qp_ring_pages(f);
+	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, dbn), VIRTIO_RDMA_OK);
+	assert_int_equal(create_cq_ring(f, 8, *dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, cqn),
+			 VIRTIO_RDMA_OK);
+	*pdn = create_pd(f);
+}
+
 /* docs/virtio-rdma.md section 8: a ring CQ armed for SOLICITED (IBA
  * 11.4.2.2) fires for a solicited completion, not for another; an arm
  * taken while a solicited one waits past the guest's cons fires at once
@@ -3829,21 +3850,9 @@ static void test_cq_ring_solicited(void **state)
 	struct fx *f = fx_new("vm-a", 1);
 	struct virtio_rdma_cmd_create_qp_ring qr;
 	struct virtio_rdma_ring_event ev;
-	uint64_t page = htole64(GPA_BASE + CQR_OFF);
 
 	(void)state;
-	handshake(f);
-	for (unsigned int vq = 1; vq < N_VQS; vq++)
-		setup_ring(f, vq);
-	rings_on(f);
-	memset(f->mem + DB_OFF, 0, 0x1000);
-	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
-	memset(f->mem + CQR_OFF, 0, 0x1000);
-	qp_ring_pages(f);
-	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
-	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
-			 VIRTIO_RDMA_OK);
-	pdn = create_pd(f);
+	ring_setup(f, &dbn, &cqn, &pdn);
 	qp_ring_req(pdn, cqn, dbn, &qr);
 	qr.qp.max_recv_wr = htole32(4);
 	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
@@ -3931,22 +3940,9 @@ static void test_srq_ring(void **state)
 	struct virtio_rdma_cmd_create_qp_ring qr;
 	struct virtio_rdma_rsp_create_srq r1;
 	struct virtio_rdma_cqe c;
-	uint64_t page = htole64(GPA_BASE + CQR_OFF);
 
 	(void)state;
-	handshake(f);
-	for (unsigned int vq = 1; vq < N_VQS; vq++)
-		setup_ring(f, vq);
-	rings_on(f);
-	memset(f->mem + DB_OFF, 0, 0x1000);
-	memcpy(f->mem + CQR_LIST_OFF, &page, 8);
-	memset(f->mem + CQR_OFF, 0, 0x1000);
-	qp_ring_pages(f);
-	assert_int_equal(db_cmd(f, VIRTIO_CMD_ADD_DB_PAGE, GPA_BASE + DB_OFF, &dbn), VIRTIO_RDMA_OK);
-	assert_int_equal(create_cq_ring(f, 8, dbn, 7, 1, GPA_BASE + CQR_LIST_OFF, &cqn),
-			 VIRTIO_RDMA_OK);
-	pdn = create_pd(f);
-
+	ring_setup(f, &dbn, &cqn, &pdn);
 	srq_ring_req(pdn, dbn, &q);
 	assert_int_equal(ctrl(f, VIRTIO_CMD_CREATE_SRQ, &q.srq, sizeof(q.srq), &r1, sizeof(r1),
 			      &len), VIRTIO_RDMA_ERR_UNSUPP);
