@@ -55,8 +55,9 @@
  * next slot to write untouched until `written` names it; a WQ ring's
  * `taken` never back nor past an honest `prod`; each event 8 bytes naming a
  * CQ ring the driver holds, a COMPLETION only for an arm it wrote (one
- * each); a bad descriptor refused; DEL_DB_PAGE BUSY exactly while a ring
- * names the page; need_wake set on every page while the worker sleeps
+ * each); a bad descriptor refused; ring memory the device let go of
+ * (DESTROY, a reset, a CREATE refused) never written again; DEL_DB_PAGE
+ * BUSY exactly while a ring names the page; need_wake set on every page while the worker sleeps
  * (and a ring's bit rung before keeps it awake), clear once it wakes. A
  * RESTART record saves the device and restores it in a fresh one
  * (docs/restart.md), which saves again to the same bytes, or a copy with
@@ -216,6 +217,9 @@ static struct f_cqr {
 } cqr[N_RSLOTS];		/* by cqn */
 static struct f_ring sqr[N_RSLOTS], rqr[N_RSLOTS];	/* by slot: a QP's, an SRQ's rq */
 static bool cq_area[N_RSLOTS], wq_area[N_RSLOTS];	/* in use */
+#define CQ_AREA(a)	(CQR_OFF + (a) * CQR_PAGES * 4096u)
+#define WQ_AREA(a)	(WQR_OFF + (a) * WQR_PAGES * 4096u)
+#define GONE		0x6b	/* ring memory the device let go of */
 static uint8_t slot_area[N_RSLOTS];	/* by slot: its rings' area + 1, 0: none */
 static bool rang;			/* a ring's bit set since the last poll */
 static bool ev_hold;			/* event buffers kept: events are lost */
@@ -499,8 +503,12 @@ static void connect_device(void)
 	memset(slot_area, 0, sizeof(slot_area));
 	rang = ev_hold = false;
 	n_db = 0;
-	if (rings)
+	if (rings) {
+		/* what a reset let go of stays so (area_check) */
+		memset(guest + CQ_AREA(0), GONE, N_RSLOTS * CQR_PAGES * 4096u);
+		memset(guest + WQ_AREA(0), GONE, N_RSLOTS * WQR_PAGES * 4096u);
 		CHECK(add_db(0));
+	}
 }
 
 /* ---- ABI v2: rings in guest memory, as a driver keeps them ---- */
@@ -584,6 +592,22 @@ static uint64_t ring_lay(struct f_ring *r, uint32_t off, uint32_t entries, uint3
 	return GUEST_GPA + list;
 }
 
+/* An area of ring memory the device let go of (DESTROY, a reset, a CREATE
+ * refused) is filled with GONE; the device never writes there again, so it
+ * is still GONE when a ring is laid there next. */
+static void area_check(uint32_t off, uint32_t pages)
+{
+	uint32_t i;
+
+	for (i = 0; i < pages * 4096u; i++)
+		CHECK(guest[off + i] == GONE);
+}
+
+static void area_gone(uint32_t off, uint32_t pages)
+{
+	memset(guest + off, GONE, pages * 4096u);
+}
+
 /* A descriptor gone bad by h (a variant byte's top bits): npages one too
  * many, a page past guest memory, a page unaligned; else untouched. */
 static void ring_spoil(uint8_t h, uint32_t *npages, uint32_t list)
@@ -625,7 +649,8 @@ static void create_cq_ring(uint32_t cqe, uint8_t rv)
 		;
 	if (a == N_RSLOTS)	/* as many CQs as the device holds */
 		return;
-	q.pages = ring_lay(&f, CQR_OFF + a * CQR_PAGES * 4096u, pow2_at_least(cqe) << (rv & 1),
+	area_check(CQ_AREA(a), CQR_PAGES);
+	q.pages = ring_lay(&f, CQ_AREA(a), pow2_at_least(cqe) << (rv & 1),
 			   64, rv & 4, PAGES_OFF, true);
 	f.bit = h == 4 ? 8 : h == 5 ? 64 * (8 + 3 * a) : a;
 	f.db = dbi < 0 ? DB_OFF : db_off[dbi];
@@ -634,8 +659,10 @@ static void create_cq_ring(uint32_t cqe, uint8_t rv)
 	q.db_bit = f.bit;
 	q.npages = ring_pages(&f);
 	ring_spoil(h, &q.npages, PAGES_OFF);
-	if (ctrl(VIRTIO_CMD_CREATE_CQ_RING, &q, sizeof(q), &r, sizeof(r)))
+	if (ctrl(VIRTIO_CMD_CREATE_CQ_RING, &q, sizeof(q), &r, sizeof(r))) {
+		area_gone(CQ_AREA(a), CQR_PAGES);
 		return;
+	}
 	CHECK(h < 1 || h > 3);
 	CHECK(r.cqn < N_RSLOTS && !cqr[r.cqn].r.off);
 	KEEP_ADD(cqns, n_cq, r.cqn);
@@ -647,6 +674,7 @@ static void release_cq_ring(uint32_t c)
 {
 	if (c < N_RSLOTS && cqr[c].r.off) {
 		cq_area[(cqr[c].r.off - CQR_OFF) / (CQR_PAGES * 4096u)] = false;
+		area_gone(cqr[c].r.off, CQR_PAGES);
 		memset(&cqr[c], 0, sizeof(cqr[c]));
 	}
 }
@@ -672,7 +700,8 @@ static uint8_t create_wq_rings(const struct virtio_rdma_cmd_create_qp *qp,
 		;
 	if (a == N_RSLOTS)
 		return VIRTIO_RDMA_ERR_NOMEM;
-	base = WQR_OFF + a * WQR_PAGES * 4096u;
+	base = WQ_AREA(a);
+	area_check(base, WQR_PAGES);
 	if (qp) {
 		swr = qp->max_send_wr;
 		swqe = (uint32_t)sizeof(struct virtio_rdma_cmd_post_send) + 16u * qp->max_send_sge +
@@ -723,8 +752,10 @@ static uint8_t create_wq_rings(const struct virtio_rdma_cmd_create_qp *qp,
 		st = ctrl(VIRTIO_CMD_CREATE_SRQ_RING, &q, sizeof(q), rsp, cap);
 		*k = o->srq_index;
 	}
-	if (st)
+	if (st) {
+		area_gone(base, WQR_PAGES);
 		return st;
+	}
 	/* a bad descriptor, or one bit for a QP's two rings, is refused */
 	CHECK((h < 1 || h > 3) && (h != 4 || !has_sq || !has_rq));
 	CHECK(*k < N_RSLOTS && !slot_area[*k]);
@@ -739,6 +770,7 @@ static void release_wq_rings(uint32_t k)
 {
 	if (k < N_RSLOTS && slot_area[k]) {
 		wq_area[slot_area[k] - 1] = false;
+		area_gone(WQ_AREA(slot_area[k] - 1u), WQR_PAGES);
 		slot_area[k] = 0;
 		memset(&sqr[k], 0, sizeof(sqr[k]));
 		memset(&rqr[k], 0, sizeof(rqr[k]));
