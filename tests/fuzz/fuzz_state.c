@@ -49,20 +49,21 @@
  * driver racing its DESTROY would post; docs/virtio-rdma.md section 5; an
  * SRQ's slot gives back what its SQ is given), and the device stays
  * live unless a vhost-user record broke it (it is then reconnected, as
- * vm_server.c would). On rings: every CQE in a CQ ring a known one (as
- * above) with the rest of its slot zero, `written` never back nor more
- * than `entries` past what the consumer took (a lying cons included), the
- * next slot to write untouched until `written` names it; a WQ ring's
- * `taken` never back nor past an honest `prod`; each event 8 bytes naming a
- * CQ ring the driver holds, a COMPLETION only for an arm it wrote (one
- * each); a bad descriptor refused; ring memory the device let go of
- * (DESTROY, a reset, a CREATE refused) never written again; DEL_DB_PAGE
- * BUSY exactly while a ring names the page; need_wake set on every page while the worker sleeps
- * (and a ring's bit rung before keeps it awake), clear once it wakes. A
- * RESTART record saves the device and restores it in a fresh one
- * (docs/restart.md), which saves again to the same bytes, or a copy with
- * one byte changed. FUZZ_VERBOSE=1 keeps the daemon's log and prints each
- * record.
+ * vm_server.c would). On rings: every CQE in a CQ ring a known one (as above)
+ * with the rest of its slot zero, `written` never back nor more than
+ * `entries` past what the consumer took (a lying cons included), the next
+ * slot to write untouched until `written` names it; a WQ ring's `taken` never
+ * back nor past an honest `prod`; each event 8 bytes naming a CQ ring the
+ * driver holds, a COMPLETION only for an arm it wrote (one each); a bad
+ * descriptor refused, a good one's device words (taken, written, armed) 0
+ * whatever the page held; ring memory the device let go of (DESTROY, a reset,
+ * a CREATE refused) never written again; DEL_DB_PAGE BUSY exactly while a
+ * ring names the page; need_wake clear on a page added, set on every page
+ * while the worker sleeps (and a ring's bit rung before keeps it awake),
+ * clear once it wakes. A RESTART record saves the device and restores it in a
+ * fresh one (docs/restart.md), which saves again to the same bytes, or a copy
+ * with one byte changed. FUZZ_VERBOSE=1 keeps the daemon's log and prints
+ * each record.
  *
  * Run it longer than `make fuzz` does: make build/fuzz_state &&
  * build/fuzz_state -max_total_time=3600 -max_len=4096 CORPUS_DIR
@@ -225,6 +226,7 @@ static bool rang;			/* a ring's bit set since the last poll */
 static bool ev_hold;			/* event buffers kept: events are lost */
 static uint32_t dbns[N_DB], db_off[N_DB];
 static unsigned int n_db;
+static uint64_t mem_size;		/* what the memory table maps of guest memory */
 
 #define KEEP_ADD(arr, n, val) ((arr)[(n)++ % KEEP] = (val))
 
@@ -458,7 +460,11 @@ static bool setup_queue(unsigned int q)
 	return send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0;
 }
 
-static uint8_t ctrl(uint8_t cmd, const void *req, size_t len, void *rsp, size_t cap);
+/* A doorbell page's need_wake word (the device's). */
+static uint32_t need_wake(uint32_t db)
+{
+	return __atomic_load_n((uint32_t *)(guest + db + VIRTIO_RDMA_DB_NEED_WAKE), __ATOMIC_SEQ_CST);
+}
 
 /* A doorbell page at DB_OFF + i pages, as a context's; false if refused. */
 static bool add_db(unsigned int i)
@@ -466,10 +472,13 @@ static bool add_db(unsigned int i)
 	struct virtio_rdma_cmd_add_db_page q = { GUEST_GPA + DB_OFF + i * 4096ull };
 	struct virtio_rdma_rsp_add_db_page r;
 
-	memset(guest + DB_OFF + i * 4096u, 0, 4096);
+	/* no bit set; the device's half as the page was: it clears that */
+	memset(guest + DB_OFF + i * 4096u, 0xff, VIRTIO_RDMA_DB_BITS_OFF);
+	memset(guest + DB_OFF + i * 4096u + VIRTIO_RDMA_DB_BITS_OFF, 0,
+	       4096 - VIRTIO_RDMA_DB_BITS_OFF);
 	if (ctrl(VIRTIO_CMD_ADD_DB_PAGE, &q, sizeof(q), &r, sizeof(r)))
 		return false;
-	CHECK(!guest[DB_OFF + i * 4096u]);	/* need_wake starts clear */
+	CHECK(!need_wake(DB_OFF + i * 4096u));
 	dbns[n_db] = r.dbn;
 	db_off[n_db++] = DB_OFF + i * 4096u;
 	return true;
@@ -488,6 +497,7 @@ static void connect_device(void)
 		fprintf(stderr, "handshake failed: %s\n", v.vu.last_error);
 		abort();
 	}
+	mem_size = GUEST_SIZE;
 	if (rings)
 		CHECK(send_msg(VHOST_USER_SET_FEATURES, &u, sizeof(u), NULL, 0) == 0);
 	for (q = 0; q < N_VQS; q++)
@@ -566,9 +576,10 @@ static void ring_bell(const struct f_ring *r)
 	rang = true;
 }
 
-/* A ring laid in its area, zeroed (a CQ's slots hold the canary, so a
- * slot the device writes shows), its page list at list; the guest address
- * of the list. */
+/* A ring laid in its area, zeroed but for the device's half of the header
+ * (it clears that at CREATE) and a CQ's slots (the canary: a slot the
+ * device writes shows), its page list at list; the guest address of the
+ * list. */
 static uint64_t ring_lay(struct f_ring *r, uint32_t off, uint32_t entries, uint32_t stride,
 			 bool rev, uint32_t list, bool cq)
 {
@@ -582,6 +593,8 @@ static uint64_t ring_lay(struct f_ring *r, uint32_t off, uint32_t entries, uint3
 	r->rev = rev;
 	n = ring_pages(r);
 	memset(guest + off, 0, n * 4096u);
+	for (i = 64; i < 128; i++)
+		*ring_at(r, i) = 0xff;
 	for (i = 0; cq && i < entries; i++)
 		memset(ring_slot(r, i), CANARY, stride);
 	for (i = 0; i < n; i++) {
@@ -665,6 +678,7 @@ static void create_cq_ring(uint32_t cqe, uint8_t rv)
 	}
 	CHECK(h < 1 || h > 3);
 	CHECK(r.cqn < N_RSLOTS && !cqr[r.cqn].r.off);
+	CHECK(!ring_ld(&f, VIRTIO_RDMA_RING_WRITTEN) && !ring_ld(&f, VIRTIO_RDMA_RING_ARMED));
 	KEEP_ADD(cqns, n_cq, r.cqn);
 	cq_area[a] = true;
 	cqr[r.cqn] = (struct f_cqr){ .r = f };
@@ -759,6 +773,8 @@ static uint8_t create_wq_rings(const struct virtio_rdma_cmd_create_qp *qp,
 	/* a bad descriptor, or one bit for a QP's two rings, is refused */
 	CHECK((h < 1 || h > 3) && (h != 4 || !has_sq || !has_rq));
 	CHECK(*k < N_RSLOTS && !slot_area[*k]);
+	CHECK((!s.off || !ring_ld(&s, VIRTIO_RDMA_RING_TAKEN)) &&
+	      (!r.off || !ring_ld(&r, VIRTIO_RDMA_RING_TAKEN)));
 	wq_area[a] = true;
 	slot_area[*k] = (uint8_t)(a + 1);
 	sqr[*k] = s;
@@ -1618,7 +1634,12 @@ static void op_vhost(void)
 		}
 		break;
 	case 2:
-		CHECK(set_mem_table());
+		/* on rings sometimes less: the doorbell pages and rings past
+		 * it are gone (errors on their queues), until a table has
+		 * them again */
+		mem_size = rings && q % 2 ? (uint64_t[]){ CQR_OFF, DB_OFF, DATA_OFF }[q / 2 % 3] :
+			   GUEST_SIZE;
+		CHECK(set_mem_table_size(mem_size));
 		break;
 	default:
 		CHECK(send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0);
@@ -2016,7 +2037,8 @@ static void op_ring_db(void)
 	}
 	case 2:
 		if (b % 4 == 0 && n_db < N_DB) {	/* the page not added */
-			CHECK(add_db(n_db && db_off[0] == DB_OFF));
+			i = n_db && db_off[0] == DB_OFF;
+			CHECK(add_db(i) || DB_OFF + i * 4096u >= mem_size);
 		} else if (b % 4 != 1 || n_db) {
 			struct virtio_rdma_cmd_add_db_page q = { GUEST_GPA + DB_OFF + 8 };
 			struct virtio_rdma_rsp_add_db_page r;
@@ -2057,8 +2079,8 @@ static void op_ring_db(void)
 			break;
 		work = vdev_want_kicks(&v, true);
 		for (i = 0; i < n_db; i++)
-			CHECK(guest[db_off[i] + VIRTIO_RDMA_DB_NEED_WAKE] == 1);
-		CHECK(work || !had);
+			CHECK(need_wake(db_off[i]) == 1 || db_off[i] >= mem_size);
+		CHECK(work || !had || mem_size < GUEST_SIZE);
 		if (b & 1) {		/* a post while it sleeps: the driver kicks */
 			struct f_ring *r = pick_ring(b >> 1, &cq);
 
@@ -2067,7 +2089,7 @@ static void op_ring_db(void)
 		}
 		vdev_want_kicks(&v, false);
 		for (i = 0; i < n_db; i++)
-			CHECK(guest[db_off[i] + VIRTIO_RDMA_DB_NEED_WAKE] == 0);
+			CHECK(!need_wake(db_off[i]) || db_off[i] >= mem_size);
 		poll_device(1);
 		break;
 	}

@@ -211,6 +211,13 @@ def notify(c=0, solicited=False):
     return bytes([13, c, 0 if solicited else 1])
 
 
+def vhost(what, q=0):
+    # what: 0 reconnect, 1 RESET_DEVICE, 2 SET_MEM_TABLE (on rings, odd q:
+    # less memory, by q // 2 % 3: none of the rings, no doorbell page or
+    # WQ ring, no MR memory), 3 queue q disabled and enabled
+    return bytes([14, what, q])
+
+
 def restart():
     return bytes([18, 0, 0, 0])
 
@@ -262,6 +269,12 @@ seeds.update({
     ring_db(0, 0, struct.pack('<H', 3000)) + ring_db(0, 1, struct.pack('<H', 700)) +
     ring_db(1, 1 << 2) + ring_db(3, 1) + ring_db(4, 1) +
     send(0, WRITE, rm=0, sges=[(0, 0, 300)]) + flow(2) + ring_db(4, 3) + flow(),
+    # the memory table without the doorbell pages and WQ rings, then
+    # without any ring, then whole again; a restart after
+    'ring_mem': rpair + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) + poll() + vhost(2, 3) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 100)]) + flow(2) + ring_db(4, 1) + vhost(2, 1) +
+    notify(0) + flow(2) + vhost(2, 0) + ring_db(4) + send(1, WRITE, rm=0, sges=[(1, 0, 100)]) +
+    flow(2) + restart() + flow(2),
     # the event queue starved, an arm fires into nothing; then buffers back
     'ring_events': rpair + ring_db(5, 1) + notify(0) + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) +
     flow(2) + poll() + ring_db(5, 0) + notify(0) + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) +
