@@ -3,7 +3,10 @@
 # mutates from traffic that flows (two RC QPs of the device connected to each
 # other, SENDs, WRITEs and READs of several packets, a UD exchange). None of
 # them deregisters or destroys anything while traffic is in flight: that is
-# for the fuzzer to find. The byte layout of each op is fuzz_state.c's.
+# for the fuzzer to find. The ring_* seeds run such tenants on ABI v2's
+# rings, and a few drive the rings' own corners (arms and events, a held
+# CQ, lying indexes, doorbells, restarts, the memory table shrinking). The
+# byte layout of each op is fuzz_state.c's.
 # Usage: seed_state.py DIR
 import os
 import struct
