@@ -115,7 +115,7 @@ help:
 	@echo 'make codec-interop  codec against scapy and tshark'
 	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
 	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each, one whole device'
-	@echo '                (commands, WQEs, frames, vhost-user) for FUZZ_STATE_SECONDS ($(FUZZ_STATE_SECONDS))'
+	@echo '                (commands, WQEs, frames, vhost-user; v1 or rings) for FUZZ_STATE_SECONDS ($(FUZZ_STATE_SECONDS))'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
 	@echo 'make qemu       Debian'"'"'s QEMU with vhost-user-rdma-pci (guest/qemu/), built once, cached (root)'

@@ -87,8 +87,8 @@ static int send_msg(uint32_t req, const void *payload, uint32_t size, int *fds, 
 	return vu_dispatch(&v.vu, &m, fds, nfds);
 }
 
-/* The memory table: all of guest memory in one region. */
-static bool set_mem_table(void)
+/* The memory table: the first size bytes of guest memory in one region. */
+static bool set_mem_table_size(uint64_t size)
 {
 	struct vhost_user_memory mem;
 	int fd;
@@ -96,13 +96,19 @@ static bool set_mem_table(void)
 	memset(&mem, 0, sizeof(mem));
 	mem.nregions = 1;
 	mem.regions[0].guest_phys_addr = GUEST_GPA;
-	mem.regions[0].memory_size = GUEST_SIZE;
+	mem.regions[0].memory_size = size;
 	mem.regions[0].userspace_addr = (uint64_t)(uintptr_t)guest;
 	fd = dup(memfd);
 	CHECK(fd >= 0);
 	return send_msg(VHOST_USER_SET_MEM_TABLE, &mem,
 			offsetof(struct vhost_user_memory, regions) + sizeof(mem.regions[0]),
 			&fd, 1) == 0;
+}
+
+/* All of guest memory. */
+static bool set_mem_table(void)
+{
+	return set_mem_table_size(GUEST_SIZE);
 }
 
 /* SET_OWNER, the offered features and protocol features, and the memory

@@ -3,7 +3,10 @@
 # mutates from traffic that flows (two RC QPs of the device connected to each
 # other, SENDs, WRITEs and READs of several packets, a UD exchange). None of
 # them deregisters or destroys anything while traffic is in flight: that is
-# for the fuzzer to find. The byte layout of each op is fuzz_state.c's.
+# for the fuzzer to find. The ring_* seeds run such tenants on ABI v2's
+# rings, and a few drive the rings' own corners (arms and events, a held
+# CQ, lying indexes, doorbells, restarts, the memory table shrinking). The
+# byte layout of each op is fuzz_state.c's.
 # Usage: seed_state.py DIR
 import os
 import struct
@@ -170,6 +173,115 @@ seeds.update({
     # SEND_WITH_INV names it, then a WRITE through it; then DEALLOC_MW
     'rc_mw_send_inv': mwset + recv(1, [(1, 0, 8192)]) + fast(2, 0, 3, rest=sge0) + flow() +
     send(0, WRITE, rm=3, sges=[(0, 4096, 1000)]) + flow() + mw(1, 3),
+})
+# ABI v2: the same tenants on rings. RINGS (op 0xe3) negotiates it; then
+# CREATE_CQ and CREATE_QP (and op_srq's creates) read one more byte, the
+# ring variant (bit 0 entries doubled, 1 strides doubled, 2 page lists
+# backwards; 0x20 << n for n 1-7 the hostile descriptors of fuzz_state.c).
+RINGS = bytes([0xe3])
+
+
+def rcq(cqe=16, rv=0):
+    return cq(cqe) + bytes([rv])
+
+
+def rqp(typ, pd=0, scq=0, rcq_=1, b=0x0e, rv=0):
+    return qp(typ, pd, scq, rcq_, b) + bytes([rv])
+
+
+def rsrq(what, b=0, c=0, rv=0):
+    return srq(what, b, c) + bytes([rv])
+
+
+def ring_db(what, b=0, rest=b''):
+    # what: 0 a bit anywhere (rest: le16 bit), 1 a ring's bit, 2 ADD_DB_PAGE
+    # (b % 4 == 0: the second page), 3 DEL_DB_PAGE, 4 sleep and wake, 5 the
+    # event queue's buffers kept (b & 1) or given back
+    return bytes([0xe0, what, b]) + rest
+
+
+def ring_lie(sel, what, rest=b''):
+    # sel: % 3 a CQ (0), SQ (1) or RQ (2), (sel >> 2) % 8 its cqn or slot
+    return bytes([0xe1, sel, what]) + rest
+
+
+def ring_cq(c=0, b=0):
+    # consume up to (b >> 1) % 16 CQEs of kept CQ c now; b & 1: hold it
+    return bytes([0xe2, c, b])
+
+
+def notify(c=0, solicited=False):
+    return bytes([13, c, 0 if solicited else 1])
+
+
+def vhost(what, q=0):
+    # what: 0 reconnect, 1 RESET_DEVICE, 2 SET_MEM_TABLE (on rings, odd q:
+    # less memory, by q // 2 % 3: none of the rings, no doorbell page or
+    # WQ ring, no MR memory), 3 queue q disabled and enabled
+    return bytes([14, what, q])
+
+
+def restart():
+    return bytes([18, 0, 0, 0])
+
+
+rsetup = (RINGS + pd() + rcq() + rcq() + mr(1, 7, npages=8, length=32768) +
+          mr(2, 7, first=16, npages=8, length=32768))
+rpair = rsetup + rqp(RC) + rqp(RC, rv=4) + connect(0, 1)
+seeds.update({
+    'ring_rc_write': rpair + send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(),
+    'ring_rc_send': rpair + recv(1, [(1, 0, 8192)]) + send(0, SEND, sges=[(0, 0, 2500)]) +
+    flow(),
+    'ring_rc_read': rpair + send(0, READ, rm=1, sges=[(0, 0, 4000)]) + flow(),
+    'ring_ud_send': rsetup + rqp(UD) + rqp(UD, rv=3) + connect(0, 1) +
+    recv(1, [(1, 0, 2048)]) + send(0, SEND, sges=[(0, 0, 200)], ud_peer=1) + flow(),
+    'ring_srq': rsetup + rsrq(0, c=7 | 2 << 3) + rqp(RC) + rsrq(1, c=0x30) + connect(0, 1) +
+    srq(5, c=1, sges=[(1, 0, 8192)]) + srq(5, c=1, sges=[(1, 0, 8192)]) +
+    send(0, SEND, sges=[(0, 0, 2500)]) + send(0, SEND, sges=[(0, 0, 100)]) + flow(),
+    'ring_frwr': RINGS + pd() + rcq() + rcq() + mr(1, 7, npages=8, length=32768) +
+    mr(2, 7, first=16, npages=8, length=32768) + mr(3, 0, first=32, npages=8, length=32768) +
+    rqp(RC) + rqp(RC) + connect(0, 1) + reg(1, 2, 0x5a) + flow(2) +
+    send(0, WRITE, rm=2, sges=[(0, 0, 3000)]) + flow() + fast(1, 1, 2) + flow(2),
+    # both CQs armed: the send's completion and the receive's each fire an
+    # event; armed again for a solicited one only
+    'ring_arm': rpair + notify(0) + notify(1) + recv(1, [(1, 0, 8192)]) +
+    send(0, SEND, sges=[(0, 0, 100)]) + flow() + notify(1, True) +
+    recv(1, [(1, 0, 8192)]) + send(0, SEND, sges=[(0, 0, 100)]) + flow(),
+    # a CQ of 2 held while eight WRITEs complete on it: the ring fills, the
+    # device holds the rest back; then consumed a few at a time
+    'ring_hold': RINGS + pd() + rcq(2) + rcq() + mr(1, 7, npages=8, length=32768) +
+    mr(2, 7, first=16, npages=8, length=32768) + rqp(RC) + rqp(RC) + connect(0, 1) +
+    ring_cq(0, 1) + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) * 8 + flow(4) +
+    ring_cq(0, 3) + flow(2) + ring_cq(0, 4) + flow(2),
+    # traffic, then lies: a prod a ring ahead on QP 0's SQ, a garbage WQE
+    # on QP 1's SQ, a cons past written and an arm of garbage on CQ 1
+    'ring_lies': rpair + send(0, WRITE, rm=1, sges=[(0, 0, 3000)]) + flow(2) +
+    ring_lie(1 | 1 << 2, 2, bytes([16]) + bytes(range(16))) +
+    ring_lie(0 | 1 << 2, 0, bytes([5])) + ring_lie(4, 0, bytes([0x7e])) +
+    ring_lie(4, 1, struct.pack('<I', 0x12345677)) + ring_lie(1, 0, bytes([0])) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 100)]) + flow(2),
+    # a restart with the tenant on rings (state format 2), mid-WRITE
+    'ring_restart': rpair + notify(1) + send(0, WRITE, rm=1, sges=[(0, 0, 5000)]) + poll() +
+    restart() + flow(4) + recv(1, [(1, 0, 8192)]) + send(0, SEND, sges=[(0, 0, 100)]) +
+    poll() + restart() + flow(),
+    # a second doorbell page, rings on it, page lists backwards and bits in
+    # far words; stray bits, a spurious bell, DEL_DB_PAGE refused (BUSY),
+    # the worker asleep and woken
+    'ring_doorbells': RINGS + ring_db(2) + pd() + rcq(8, 0xc4) + rcq(4, 0xa1) +
+    mr(1, 7, npages=8, length=32768) + rqp(RC, rv=0xc7) + rqp(RC, rv=0xa0) + connect(0, 1) +
+    ring_db(0, 0, struct.pack('<H', 3000)) + ring_db(0, 1, struct.pack('<H', 700)) +
+    ring_db(1, 1 << 2) + ring_db(3, 1) + ring_db(4, 1) +
+    send(0, WRITE, rm=0, sges=[(0, 0, 300)]) + flow(2) + ring_db(4, 3) + flow(),
+    # the memory table without the doorbell pages and WQ rings, then
+    # without any ring, then whole again; a restart after
+    'ring_mem': rpair + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) + poll() + vhost(2, 3) +
+    send(0, WRITE, rm=1, sges=[(0, 0, 100)]) + flow(2) + ring_db(4, 1) + vhost(2, 1) +
+    notify(0) + flow(2) + vhost(2, 0) + ring_db(4) + send(1, WRITE, rm=0, sges=[(1, 0, 100)]) +
+    flow(2) + restart() + flow(2),
+    # the event queue starved, an arm fires into nothing; then buffers back
+    'ring_events': rpair + ring_db(5, 1) + notify(0) + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) +
+    flow(2) + poll() + ring_db(5, 0) + notify(0) + send(0, WRITE, rm=1, sges=[(0, 0, 100)]) +
+    flow(2) + poll(),
 })
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():
