@@ -559,10 +559,12 @@ static int load_mr(struct restore *rs, struct srd *r)
 			return refuse(rs, -ENOMEM, "out of memory");
 	}
 	for (i = 0; i < mr->npages; i++) {
+		/* aligned, as REG_USER_MR checked; in the VM's memory then,
+		 * maybe no longer (a later SET_MEM_TABLE: an access error for
+		 * that MR alone, each access translates) */
 		mr->pages[i] = sr_u64(r);
-		if (r->err || mr->pages[i] % VIRTIO_RDMA_PAGE_SIZE ||
-		    !guest_gpa(&v->vu.mem, mr->pages[i], VIRTIO_RDMA_PAGE_SIZE))
-			return refuse(rs, -EBADMSG, "MR %u's page %u is not in the VM's memory", mrn,
+		if (r->err || mr->pages[i] % VIRTIO_RDMA_PAGE_SIZE)
+			return refuse(rs, -EBADMSG, "MR %u's page %u is not a page address", mrn,
 				      i);
 	}
 	return 0;
@@ -669,10 +671,11 @@ static int load_v2(struct restore *rs, struct srd *r)
 	return 0;
 }
 
-/* A ring as CREATE_*_RING checked it: geometry, every page in the VM's
- * memory; at most max_stride bytes a slot (what the device copies one
- * into). */
-static int load_gring(struct restore *rs, struct srd *r, struct gring *g, uint32_t max_stride)
+/* A ring as CREATE_*_RING checked it: geometry, aligned pages (in the
+ * VM's memory then; a later SET_MEM_TABLE may have left some out, an error
+ * on that queue alone, as it was before the restart); at most max_stride
+ * bytes a slot (what the device copies one into). */
+static int load_gring(struct srd *r, struct gring *g, uint32_t max_stride)
 {
 	uint32_t entries = sr_u32(r), stride = sr_u32(r), npages = sr_u32(r), i;
 	uint64_t *pages;
@@ -687,8 +690,8 @@ static int load_gring(struct restore *rs, struct srd *r, struct gring *g, uint32
 		return -ENOMEM;
 	for (i = 0; i < npages; i++)
 		pages[i] = sr_u64(r);
-	err = r->err ? -EBADMSG : gring_init(g, &rs->v->vu.mem, pages, npages, entries, stride,
-					     why, sizeof(why));
+	err = r->err ? -EBADMSG : gring_init(g, NULL, pages, npages, entries, stride, why,
+					     sizeof(why));
 	free(pages);
 	return err == -ENOMEM ? err : err ? -EBADMSG : 0;
 }
@@ -703,7 +706,7 @@ static int load_cq_ring(struct restore *rs, struct srd *r)
 	if (r->err || n >= v->n_cqs || !v->cqs[n].eng || v->cqs[n].ring.entries || !v->ring_mode)
 		return refuse(rs, -EBADMSG, "a CQ ring does not read");
 	cq = &v->cqs[n];
-	err = load_gring(rs, r, &cq->ring, 64);
+	err = load_gring(r, &cq->ring, 64);
 	if (!err && cq->ring.stride != 64)
 		err = -EBADMSG;
 	cq->written = sr_u32(r);
@@ -747,9 +750,9 @@ static int load_qp_ring(struct restore *rs, struct srd *r)
 	    !(flags & RING_RQ) == want_rq)
 		return refuse(rs, -EBADMSG, "QP slot %u's rings do not read", k);
 	if (flags & RING_SQ)
-		err = load_gring(rs, r, &qp->sq_ring, sizeof(v->wqe_buf));
+		err = load_gring(r, &qp->sq_ring, sizeof(v->wqe_buf));
 	if (!err && (flags & RING_RQ))
-		err = load_gring(rs, r, &qp->rq_ring, sizeof(v->wqe_buf));
+		err = load_gring(r, &qp->rq_ring, sizeof(v->wqe_buf));
 	qp->ring_dead = flags & RING_DEAD;
 	qp->sq.slot = qp->rq.slot = true;	/* WQEs come from slots, as CREATE_*_RING set */
 	qp->sq_taken = sr_u32(r);

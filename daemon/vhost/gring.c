@@ -52,7 +52,7 @@ int gring_init(struct gring *r, const struct guest_mem *gm, const uint64_t *page
 				 (unsigned long long)pages[i]);
 			return -EINVAL;
 		}
-		if (!guest_gpa(gm, pages[i], GRING_PAGE)) {
+		if (gm && !guest_gpa(gm, pages[i], GRING_PAGE)) {
 			snprintf(why, whylen, "page %u (0x%llx) is not in guest memory", i,
 				 (unsigned long long)pages[i]);
 			return -EFAULT;

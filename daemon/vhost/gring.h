@@ -42,9 +42,10 @@ struct gring {
  * is out of range. */
 uint32_t gring_pages_needed(uint32_t entries, uint32_t stride);
 /* Check a ring's geometry and page list (exactly gring_pages_needed pages,
- * each 4 KiB aligned and inside guest memory) and keep a copy of the list.
- * 0, or -EINVAL (geometry, count, alignment) / -EFAULT (a page outside
- * guest memory) with why. */
+ * each 4 KiB aligned and inside guest memory gm; with gm NULL, a restore,
+ * not the last: every access translates anyway) and keep a copy of the
+ * list. 0, or -EINVAL (geometry, count, alignment) / -EFAULT (a page
+ * outside guest memory) with why. */
 int gring_init(struct gring *r, const struct guest_mem *gm, const uint64_t *pages,
 	       uint32_t npages, uint32_t entries, uint32_t stride, char *why, size_t whylen);
 void gring_free(struct gring *r);

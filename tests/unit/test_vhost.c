@@ -3214,7 +3214,8 @@ static int try_restore(struct fx *f, const struct vrdma_vm_config *cfg, const ui
 /* What does not check out is refused with a reason and leaves a fresh
  * device and no fd: cut short, damaged, another format, another VM, the
  * VM's limits or addresses changed, a missing fd, a pipe for an eventfd or
- * for the connection, an MR page outside the VM's memory (CRC made right);
+ * for the connection, an MR page not a page address (CRC made right; one
+ * outside the VM's memory restores, as a later memory table can leave it);
  * every byte of the state changed (CRC made right) is refused or restores
  * to a state that saves the same. */
 static void test_restore_device_refused(void **state)
@@ -3291,13 +3292,17 @@ static void test_restore_device_refused(void **state)
 	kp.pipe_kind = VDEV_FD_CONN;
 	REFUSED(&f->cfg, saved.p, saved.len, -EINVAL);
 	assert_non_null(strstr(why, "not a socket"));
-	/* the MR's first page moved outside the VM's memory */
+	/* the MR's first page moved outside the VM's memory (restores: an
+	 * access error), then off a page boundary (refused) */
 	memcpy(copy, saved.p, saved.len);
 	for (i = 0; i + 8 <= saved.len; i++)	/* the list's first entry, as saved */
 		if (!memcmp(copy + i, f->mem + BIG_OFF, 8))
 			break;
 	assert_true(i + 8 <= saved.len);
 	memcpy(copy + i, &(uint64_t){ htole64(gpa(MEM_SIZE)) }, 8);
+	recrc(copy, saved.len);
+	REFUSED(&f->cfg, copy, saved.len, 0);	/* as a later memory table leaves it */
+	memcpy(copy + i, &(uint64_t){ htole64(gpa(MEM_SIZE) + 8) }, 8);
 	recrc(copy, saved.len);
 	REFUSED(&f->cfg, copy, saved.len, -EBADMSG);
 	assert_non_null(strstr(why, "page 0"));
