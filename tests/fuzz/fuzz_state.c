@@ -576,6 +576,23 @@ static void ring_bell(const struct f_ring *r)
 	rang = true;
 }
 
+/* A live ring's bit is set on its page: the device must call that work
+ * before it sleeps (a bit a destroyed ring left may be ignored). */
+static bool live_bit_set(void)
+{
+	const struct f_ring *r;
+	unsigned int k, q;
+
+	for (k = 0; k < N_RSLOTS; k++)
+		for (q = 0; q < 3; q++) {
+			r = q == 0 ? &cqr[k].r : q == 1 ? &sqr[k] : &rqr[k];
+			if (r->off && ((const uint64_t *)(guest + r->db + VIRTIO_RDMA_DB_BITS_OFF))
+				      [r->bit / 64] & (1ull << (r->bit % 64)))
+				return true;
+		}
+	return false;
+}
+
 /* A ring laid in its area, zeroed but for the device's half of the header
  * (it clears that at CREATE) and a CQ's slots (the canary: a slot the
  * device writes shows), its page list at list; the guest address of the
@@ -2073,7 +2090,7 @@ static void op_ring_db(void)
 		break;
 	}
 	case 4: {
-		bool had = rang, work;
+		bool had = rang && live_bit_set(), work;
 
 		if (!vdev_live(&v))
 			break;
