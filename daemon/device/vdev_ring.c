@@ -51,6 +51,17 @@ static void db_claim(struct vdev_db *db, uint32_t bit, uint32_t own)
 		db->words_hi = bit / 64 + 1;
 }
 
+/* The bits of one object's rings, checked and prepared: it holds the page. */
+static void db_claim_all(struct vdev_db *db, const uint32_t *bits, const uint32_t *owns,
+			 unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		db_claim(db, bits[i], owns[i]);
+	db->users++;
+}
+
 static void db_release(struct vdev_db *db, uint32_t bit)
 {
 	db->used[bit / 64] &= ~(1ull << (bit % 64));
@@ -74,6 +85,22 @@ static void db_free(struct vdev_db *db)
 	free(db);
 }
 
+static struct vdev_db *db_get(const struct vdev *v, uint32_t dbn)
+{
+	return dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+}
+
+/* One page, one owner: a page added twice would let two contexts' bits mix. */
+static bool db_gpa_added(const struct vdev *v, uint64_t gpa)
+{
+	unsigned int i;
+
+	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
+		if (v->dbs[i] && v->dbs[i]->gpa == gpa)
+			return true;
+	return false;
+}
+
 uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_add_db_page *q = req;
@@ -88,14 +115,11 @@ uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_INVAL;
 	if (!gring_db_ok(&v->vu.mem, gpa))
 		return VIRTIO_RDMA_ERR_FAULT;
-	for (i = 0; i < VDEV_MAX_DB_PAGES; i++) {
-		if (!v->dbs[i]) {
-			if (dbn == VDEV_MAX_DB_PAGES)
-				dbn = i;
-		} else if (v->dbs[i]->gpa == gpa) {
-			return VIRTIO_RDMA_ERR_INVAL;
-		}
-	}
+	if (db_gpa_added(v, gpa))
+		return VIRTIO_RDMA_ERR_INVAL;
+	for (i = 0; i < VDEV_MAX_DB_PAGES && dbn == VDEV_MAX_DB_PAGES; i++)
+		if (!v->dbs[i])
+			dbn = i;
 	if (dbn == VDEV_MAX_DB_PAGES) {
 		v->stats.refused_db_pages++;
 		return VIRTIO_RDMA_ERR_NOMEM;
@@ -133,15 +157,10 @@ uint8_t vdev_cmd_del_db_page(struct vdev *v, const void *req, void *rsp)
 
 int vdev_db_restore(struct vdev *v, uint32_t dbn, uint64_t gpa)
 {
-	unsigned int i;
-
 	/* not checked against the memory table: a page a later SET_MEM_TABLE
 	 * left out was an error on its rings alone, and stays one */
-	if (dbn >= VDEV_MAX_DB_PAGES || v->dbs[dbn] || gpa % GRING_PAGE)
+	if (dbn >= VDEV_MAX_DB_PAGES || v->dbs[dbn] || gpa % GRING_PAGE || db_gpa_added(v, gpa))
 		return -EBADMSG;
-	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
-		if (v->dbs[i] && v->dbs[i]->gpa == gpa)
-			return -EBADMSG;
 	v->dbs[dbn] = calloc(1, sizeof(*v->dbs[dbn]));
 	if (!v->dbs[dbn])
 		return -ENOMEM;
@@ -152,7 +171,7 @@ int vdev_db_restore(struct vdev *v, uint32_t dbn, uint64_t gpa)
 int vdev_db_bind(struct vdev *v, uint32_t dbn, const uint32_t *bits, const uint32_t *owns,
 		 unsigned int n)
 {
-	struct vdev_db *db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	struct vdev_db *db = db_get(v, dbn);
 	unsigned int i, j;
 
 	if (!db)
@@ -166,9 +185,7 @@ int vdev_db_bind(struct vdev *v, uint32_t dbn, const uint32_t *bits, const uint3
 		if (db_prepare(db, bits[i]))
 			return -ENOMEM;
 	}
-	for (i = 0; i < n; i++)
-		db_claim(db, bits[i], owns[i]);
-	db->users++;
+	db_claim_all(db, bits, owns, n);
 	return 0;
 }
 
@@ -237,7 +254,7 @@ uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_UNSUPP;
 	if (!entries || entries > ENG_MAX_CQE || bit >= GRING_DB_BITS)
 		return VIRTIO_RDMA_ERR_INVAL;
-	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	db = db_get(v, dbn);
 	if (!db)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (db_bit_used(db, bit))
@@ -266,8 +283,7 @@ uint8_t vdev_cmd_create_cq_ring(struct vdev *v, const void *req, void *rsp)
 	cq->ring = ring;
 	cq->dbn = (uint16_t)dbn;
 	cq->db_bit = (uint16_t)bit;
-	db_claim(db, bit, VDEV_RING_CQ | n);
-	db->users++;
+	db_claim_all(db, &bit, &(uint32_t){ VDEV_RING_CQ | n }, 1);
 	if (n >= v->cq_hi)
 		v->cq_hi = n + 1;
 	r->cqn = htole32(n);
@@ -467,6 +483,13 @@ unsigned int vdev_poll_ring_cqs(struct vdev *v)
 
 /* ---- QP rings ---- */
 
+/* The largest receive WQE max_sge allows: what a slot must hold. */
+static size_t recv_wqe_max(uint32_t max_sge)
+{
+	return sizeof(struct virtio_rdma_cmd_post_recv) +
+	       max_sge * (size_t)sizeof(struct virtio_rdma_sge);
+}
+
 /* A work queue's ring from its descriptor: geometry, the WQE that must fit
  * (the QP's caps), the doorbell bit free on db. */
 static uint8_t wq_ring_init(struct vdev *v, struct vdev_db *db, const struct virtio_rdma_ring_desc *d,
@@ -501,7 +524,7 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 
 	if (!vdev_rings(v))
 		return VIRTIO_RDMA_ERR_UNSUPP;
-	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	db = db_get(v, dbn);
 	if (!db)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (send_sge > ENG_MAX_SGE || recv_sge > ENG_MAX_SGE ||
@@ -510,8 +533,7 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 	/* the largest WQE the caps allow fits a slot */
 	send_wqe = sizeof(struct virtio_rdma_cmd_post_send) +
 		   send_sge * sizeof(struct virtio_rdma_sge) + le32toh(c->max_inline_data);
-	recv_wqe = sizeof(struct virtio_rdma_cmd_post_recv) +
-		   recv_sge * sizeof(struct virtio_rdma_sge);
+	recv_wqe = recv_wqe_max(recv_sge);
 	st = wq_ring_init(v, db, &q->sq, le32toh(c->max_send_wr), send_wqe, &sq);
 	if (st)
 		return st;
@@ -533,12 +555,10 @@ uint8_t vdev_cmd_create_qp_ring(struct vdev *v, const void *req, void *rsp)
 	qp->rq_ring = rq;
 	qp->dbn = (uint16_t)dbn;
 	qp->sq_bit = (uint16_t)sbit;
-	db_claim(db, sbit, VDEV_RING_SQ | k);
-	if (!srq) {
+	if (!srq)
 		qp->rq_bit = (uint16_t)rbit;
-		db_claim(db, rbit, VDEV_RING_RQ | k);
-	}
-	db->users++;
+	db_claim_all(db, (uint32_t[]){ sbit, rbit }, (uint32_t[]){ VDEV_RING_SQ | k, VDEV_RING_RQ | k },
+		     srq ? 1 : 2);
 	return VIRTIO_RDMA_OK;
 
 free_rq:
@@ -552,8 +572,7 @@ uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp)
 {
 	const struct virtio_rdma_cmd_create_srq_ring *q = req;
 	uint32_t dbn = le32toh(q->dbn), bit = le32toh(q->ring.db_bit);
-	size_t wqe = sizeof(struct virtio_rdma_cmd_post_recv) +
-		     le32toh(q->srq.max_sge) * (size_t)sizeof(struct virtio_rdma_sge);
+	size_t wqe = recv_wqe_max(le32toh(q->srq.max_sge));
 	struct gring ring = { 0 };
 	struct vdev_db *db;
 	struct vdev_qp *s;
@@ -562,7 +581,7 @@ uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp)
 
 	if (!vdev_rings(v))
 		return VIRTIO_RDMA_ERR_UNSUPP;
-	db = dbn < VDEV_MAX_DB_PAGES ? v->dbs[dbn] : NULL;
+	db = db_get(v, dbn);
 	if (!db)
 		return VIRTIO_RDMA_ERR_NOENT;
 	if (le32toh(q->srq.max_sge) > ENG_MAX_SGE || q->reserved)
@@ -581,8 +600,7 @@ uint8_t vdev_cmd_create_srq_ring(struct vdev *v, const void *req, void *rsp)
 	s->rq_ring = ring;
 	s->dbn = (uint16_t)dbn;
 	s->rq_bit = (uint16_t)bit;
-	db_claim(db, bit, VDEV_RING_RQ | k);
-	db->users++;
+	db_claim_all(db, &bit, &(uint32_t){ VDEV_RING_RQ | k }, 1);
 	return VIRTIO_RDMA_OK;
 
 free_ring:
