@@ -39,6 +39,17 @@ int guest_mem_map(struct guest_mem *gm, const struct vhost_user_memory *m,
 			snprintf(err, errlen, "region %u is empty or wraps", i);
 			return -EINVAL;
 		}
+		/* A region's host address keeps its guest addresses' alignment only
+		 * if all three start on a page: a vring or ring word the guest
+		 * aligned would otherwise be misaligned in our mapping (QEMU's
+		 * regions are page-aligned; fuzz_state found a restored offset
+		 * that was not). */
+		if ((r->guest_phys_addr | r->userspace_addr | r->mmap_offset) % GUEST_PAGE) {
+			snprintf(err, errlen, "region %u: address or offset not %u-byte aligned "
+				 "(gpa 0x%" PRIx64 ", uva 0x%" PRIx64 ", offset 0x%" PRIx64 ")", i,
+				 GUEST_PAGE, r->guest_phys_addr, r->userspace_addr, r->mmap_offset);
+			return -EINVAL;
+		}
 		for (j = 0; j < i; j++) {
 			const struct vhost_user_mem_region *o = &m->regions[j];
 

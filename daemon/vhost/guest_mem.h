@@ -12,6 +12,9 @@
 
 #include "vhost_user.h"
 
+/* Regions start on a guest page: their addresses and offset are multiples. */
+#define GUEST_PAGE 4096u
+
 struct guest_region {
 	uint64_t gpa, size, uva, mmap_offset;
 	uint8_t *host;			/* gpa maps here */

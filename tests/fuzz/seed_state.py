@@ -8,6 +8,7 @@
 # CQ, lying indexes, doorbells, restarts, the memory table shrinking). The
 # byte layout of each op is fuzz_state.c's.
 # Usage: seed_state.py DIR
+import base64
 import os
 import struct
 import sys
@@ -285,6 +286,13 @@ seeds.update({
     # found by this target: a ring tenant whose doorbell page a smaller
     # memory table left out, restarted (it must restore)
     'ring_restart_mem': bytes([0xe3, 0x6d, 0x66, 0x64, 0x12]),
+    # found by this target (CI, 2026-11-28): a restart whose flipped byte
+    # left a region's mmap offset off a page; the control queue's avail
+    # ring was then misaligned in our mapping (regions must start on a page)
+    'restart_region_offset': base64.b64decode(
+        '4wABEAABEPIAAgEHAAAHAAD/fwAACS4H++8HAAD/fwAABAAALAEOAAQAAAABuLi4uLi4uLi4uLi4uLi4uLi4uLi4'
+        'uLi4uLi4uLi4uLi4uLi4uLi4uLgEAQ4CAXx8fHx8dHx8fHx8fHwAAAcAAAAAAAcAAABkAAoyAwELDwAACgMBCw8A'
+        'AOAEAQ4CAQ0AAWwFBQAgYQAACgMBCw8AAAoDAQsPAAAOCwoDABIBCw8AAAoDAQsPAAA='),
 })
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():

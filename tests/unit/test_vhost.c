@@ -1104,6 +1104,24 @@ static void test_mem_table(void **state)
 	r[0].memory_size = UINT64_MAX;
 	fds[0] = dup(a->memfd);
 	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	/* Not on a page: guest-physical, userspace, mmap offset (the host
+	 * address of a ring word the guest aligned would not be aligned). */
+	r[0] = main_region(a);
+	r[0].guest_phys_addr += 2;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	r[0] = main_region(a);
+	r[0].userspace_addr += 0x80;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	r[0] = main_region(a);
+	r[0].mmap_offset = 15;
+	r[0].memory_size -= 4096;
+	fds[0] = dup(a->memfd);
+	assert_refused(a, send_mem_table(a, V1, r, 1, fds, 1));
+	assert_non_null(strstr(a->v->vu.last_error,
+			       "region 0: address or offset not 4096-byte aligned (gpa 0x100000000, uva 0x"));
+	assert_non_null(strstr(a->v->vu.last_error, ", offset 0xf)"));
 	/* An fd that cannot be mmapped */
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	close(p[1]);
