@@ -167,7 +167,7 @@ static void free_resources(struct vdev *v)
 		memset(v->cqs, 0, v->cqs_cap * sizeof(*v->cqs));
 	if (v->cq_dirty)
 		memset(v->cq_dirty, 0, (v->cqs_cap + 63) / 64 * sizeof(*v->cq_dirty));
-	v->cq_hi = v->qp_hi = 0;
+	v->cq_hi = v->qp_hi = v->n_ev_owed = 0;
 	for (i = 0; i < VDEV_MAX_PD; i++)
 		if (v->pds[i]) {
 			eng_pd_free(v->pds[i]);

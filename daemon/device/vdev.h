@@ -53,6 +53,7 @@ struct vdev_stats {
 	uint64_t ring_errors;		/* rings put in error: a lying index, a page gone */
 	uint64_t stray_doorbells;	/* doorbell bits that named no ring */
 	uint64_t ring_wqes;		/* WQEs taken from rings (of send_wqes, recv_wqes) */
+	uint64_t events_late;		/* ring events that waited for an event buffer */
 };
 
 #define VDEV_MAX_PD	1024
@@ -107,6 +108,7 @@ struct vdev {
 	 * [cqs_cap / 64]: the poll looks at those alone */
 	uint64_t *cq_dirty;
 	uint32_t n_ring_pend;
+	uint32_t n_ev_owed;			/* ring CQs with an event owed (ev_owed) */
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */
 	struct vdev_stats stats;

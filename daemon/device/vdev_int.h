@@ -36,6 +36,9 @@ struct vdev_cq {
 	 * notable): an arm for SOLICITED fires at once while it waits */
 	uint32_t notable_at;
 	bool notable;
+	/* events the event queue had no buffer for, bit 1 << kind
+	 * (VIRTIO_RDMA_RING_EVENT_*): sent when the driver gives buffers */
+	uint8_t ev_owed;
 };
 
 /* A completion with this status meets the CQ's arm request (IBA 11.4.2.2:

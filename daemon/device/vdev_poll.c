@@ -372,8 +372,10 @@ bool vdev_want_kicks(struct vdev *v, bool wanted)
 	set_kicks(&v->vu.vqs[VIRTIO_RDMA_CTRL_VQ], wanted, &work);
 	if (vdev_rings(v)) {
 		/* the wake queue and the doorbell pages; event buffers are
-		 * the device's to take when it has an event, not work */
+		 * the device's to take when it has an event, not work, but
+		 * for an event owed for want of one */
 		set_kicks(&v->vu.vqs[VIRTIO_RDMA_WAKE_VQ], wanted, &work);
+		set_kicks(&v->vu.vqs[VIRTIO_RDMA_EVENT_VQ], wanted && v->n_ev_owed, &work);
 		return vdev_rings_want_kicks(v, wanted) || work;
 	}
 	/* Slots without an object too: what is posted there goes back. */

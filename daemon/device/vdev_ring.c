@@ -294,6 +294,12 @@ free_ring:
 	return st;
 }
 
+static void ev_owed_drop(struct vdev *v, struct vdev_cq *cq, uint8_t kinds)
+{
+	if (cq->ev_owed && !(cq->ev_owed &= (uint8_t)~kinds))
+		v->n_ev_owed--;
+}
+
 void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq)
 {
 	struct vdev_db *db = v->dbs[cq->dbn];
@@ -301,6 +307,7 @@ void vdev_ring_cq_release(struct vdev *v, struct vdev_cq *cq)
 	if (!cq->ring.entries)
 		return;
 	gring_free(&cq->ring);
+	ev_owed_drop(v, cq, 0xff);
 	if (db) {
 		db_release(db, cq->db_bit);
 		db->users--;
@@ -325,8 +332,9 @@ static void ring_cq_error(struct vdev *v, struct vdev_cq *cq)
 }
 
 /* An entry on the event queue and its interrupt; false if the driver left
- * no buffer (the event is lost, counted). */
-static bool ring_event(struct vdev *v, uint32_t cqn, uint32_t kind)
+ * no buffer: the event is owed (one per kind and CQ) and goes out when a
+ * buffer comes, or a sleeper on that CQ would sleep on. */
+static bool ring_event(struct vdev *v, struct vdev_cq *cq, uint32_t cqn, uint32_t kind)
 {
 	struct virtq *vq = &v->vu.vqs[VIRTIO_RDMA_EVENT_VQ];
 	struct virtio_rdma_ring_event ev = { htole32(cqn), htole32(kind) };
@@ -340,12 +348,33 @@ static bool ring_event(struct vdev *v, uint32_t cqn, uint32_t kind)
 		return false;
 	}
 	if (!r) {
-		v->stats.events_lost++;
+		if (!cq->ev_owed)
+			v->n_ev_owed++;
+		if (!(cq->ev_owed & (1u << kind)))
+			v->stats.events_late++;
+		cq->ev_owed |= (uint8_t)(1u << kind);
 		return false;
 	}
 	virtq_write(&e, 0, &ev, sizeof(ev));
 	virtq_push(vq, e.head, sizeof(ev));
 	return vdev_signal_call(v, vq, true);
+}
+
+/* The events a CQ is owed, completion first, while buffers last. */
+static void ring_events_owed(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
+{
+	struct virtq *vq = &v->vu.vqs[VIRTIO_RDMA_EVENT_VQ];
+	uint32_t kind;
+
+	for (kind = VIRTIO_RDMA_RING_EVENT_COMPLETION; kind <= VIRTIO_RDMA_RING_EVENT_ASYNC; kind++) {
+		if (!(cq->ev_owed & (1u << kind)))
+			continue;
+		if (!virtq_ready(vq) || !virtq_has_work(vq))
+			return;
+		ev_owed_drop(v, cq, (uint8_t)(1u << kind));
+		if (ring_event(v, cq, cqn, kind) && kind == VIRTIO_RDMA_RING_EVENT_COMPLETION)
+			v->stats.cq_interrupts++;
+	}
 }
 
 /* One CQE into slot cq->written. */
@@ -392,6 +421,8 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 	struct virtio_rdma_cqe c;
 	unsigned int n = 0;
 
+	if (cq->ev_owed)
+		ring_events_owed(v, cq, cqn);
 	/* an idle CQ costs no look at guest memory: only its doorbell bit (a
 	 * new arm) or something to write makes the device read the ring */
 	if (ring_cq_idle(cq))
@@ -448,13 +479,13 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 	if (notify) {
 		cq->armed = 0;
 		cq->solicited = false;
-		if (ring_event(v, cqn, VIRTIO_RDMA_RING_EVENT_COMPLETION))
+		if (ring_event(v, cq, cqn, VIRTIO_RDMA_RING_EVENT_COMPLETION))
 			v->stats.cq_interrupts++;
 		if (gring_store(&cq->ring, gm, GRING_ARMED,
 				cq->arm_seq | VIRTIO_RDMA_RING_ARMED_FIRED))
 			ring_cq_error(v, cq);
 	} else if (async) {
-		ring_event(v, cqn, VIRTIO_RDMA_RING_EVENT_ASYNC);
+		ring_event(v, cq, cqn, VIRTIO_RDMA_RING_EVENT_ASYNC);
 	}
 	return n;
 }
@@ -473,8 +504,9 @@ unsigned int vdev_poll_ring_cqs(struct vdev *v)
 			cq = &v->cqs[i];
 			if (cq->eng && cq->ring.entries)
 				n += vdev_poll_cq_ring(v, cq, i);
-			/* a full ring keeps it here: the guest's cons is read again */
-			if (!cq->eng || !cq->ring.entries || ring_cq_idle(cq))
+			/* a full ring keeps it here: the guest's cons is read
+			 * again; an owed event: a buffer is looked for again */
+			if (!cq->eng || !cq->ring.entries || (ring_cq_idle(cq) && !cq->ev_owed))
 				v->cq_dirty[w] &= ~(1ull << (i % 64));
 		}
 	}

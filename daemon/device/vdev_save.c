@@ -183,6 +183,7 @@ static void save_cq_ring(uint32_t n, const struct vdev_cq *cq, struct sbuf *b)
 	sb_u8(b, cq->arm_rung);
 	sb_u8(b, cq->notable);
 	sb_u32(b, cq->notable_at);
+	sb_u8(b, cq->ev_owed);
 	sb_rec_end(b, at);
 }
 
@@ -717,8 +718,11 @@ static int load_cq_ring(struct restore *rs, struct srd *r)
 	cq->arm_rung = sr_bool(r);
 	cq->notable = sr_bool(r);
 	cq->notable_at = sr_u32(r);
+	cq->ev_owed = sr_u8(r);
 	if (!err && (r->err || cq->written - cq->cons > cq->ring.entries ||
-		     cq->arm_seq & VIRTIO_RDMA_RING_ARMED_FIRED))
+		     cq->arm_seq & VIRTIO_RDMA_RING_ARMED_FIRED ||
+		     cq->ev_owed & ~((1u << VIRTIO_RDMA_RING_EVENT_COMPLETION) |
+				     (1u << VIRTIO_RDMA_RING_EVENT_ASYNC))))
 		err = -EBADMSG;
 	bit = cq->db_bit;
 	own = VDEV_RING_CQ | n;
@@ -726,8 +730,11 @@ static int load_cq_ring(struct restore *rs, struct srd *r)
 		err = vdev_db_bind(v, cq->dbn, &bit, &own, 1);
 	if (err) {
 		gring_free(&cq->ring);
+		cq->ev_owed = 0;
 		return refuse(rs, err, "CQ %u's ring does not check out", n);
 	}
+	if (cq->ev_owed)
+		v->n_ev_owed++;	/* sent once the restored device polls it */
 	return 0;
 }
 

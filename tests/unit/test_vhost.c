@@ -3862,20 +3862,12 @@ static void ring_setup(struct fx *f, uint32_t *dbn, uint32_t *cqn, uint32_t *pdn
 	*pdn = create_pd(f);
 }
 
-/* docs/virtio-rdma.md section 8: a ring CQ armed for SOLICITED (IBA
- * 11.4.2.2) fires for a solicited completion, not for another; an arm
- * taken while a solicited one waits past the guest's cons fires at once
- * (else one written just before the arm was seen would wake no one), one
- * taken after the guest consumed it does not. */
-static void test_cq_ring_solicited(void **state)
+/* A QP on rings in RTS on ring_setup's CQ, with 4 receives posted. */
+static uint32_t ring_qp_rts(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t dbn)
 {
-	uint32_t pdn, cqn, dbn, k, qpn, i;
-	struct fx *f = fx_new("vm-a", 1);
 	struct virtio_rdma_cmd_create_qp_ring qr;
-	struct virtio_rdma_ring_event ev;
+	uint32_t qpn, k, i;
 
-	(void)state;
-	ring_setup(f, &dbn, &cqn, &pdn);
 	qp_ring_req(pdn, cqn, dbn, &qr);
 	qr.qp.max_recv_wr = htole32(4);
 	assert_int_equal(create_qp_ring(f, &qr, &qpn, &k), VIRTIO_RDMA_OK);
@@ -3884,6 +3876,23 @@ static void test_cq_ring_solicited(void **state)
 		ring_recv_wqe(f, i);
 	set_qring_word(f, RQR_OFF, GRING_PROD, 4);
 	ring_doorbell(f, RQ_BIT);
+	return qpn;
+}
+
+/* docs/virtio-rdma.md section 8: a ring CQ armed for SOLICITED (IBA
+ * 11.4.2.2) fires for a solicited completion, not for another; an arm
+ * taken while a solicited one waits past the guest's cons fires at once
+ * (else one written just before the arm was seen would wake no one), one
+ * taken after the guest consumed it does not. */
+static void test_cq_ring_solicited(void **state)
+{
+	uint32_t pdn, cqn, dbn, qpn;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_ring_event ev;
+
+	(void)state;
+	ring_setup(f, &dbn, &cqn, &pdn);
+	qpn = ring_qp_rts(f, pdn, cqn, dbn);
 	for (uint16_t b = 0; b < 4; b++)
 		post_buf(f, VIRTIO_RDMA_EVENT_VQ, b, sizeof(ev), true);
 
@@ -3916,6 +3925,78 @@ static void test_cq_ring_solicited(void **state)
 	assert_int_equal(ring_word(f, GRING_ARMED), 3);
 	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 1), sizeof(ev));
 	assert_int_equal(le32toh(ev.cqn), cqn);
+	fx_free(f);
+}
+
+/* docs/virtio-rdma.md section 8: an event the event queue has no buffer
+ * for is owed, once per kind and CQ, and goes out when the driver gives
+ * one; the worker counts a buffer as work only while an event is owed. */
+static void test_cq_ring_event_owed(void **state)
+{
+	uint32_t pdn, cqn, dbn, qpn;
+	uint64_t calls;
+	int efd;
+	struct fx *f = fx_new("vm-a", 1);
+	struct virtio_rdma_ring_event ev;
+
+	(void)state;
+	ring_setup(f, &dbn, &cqn, &pdn);
+	efd = call_fd(f, VIRTIO_RDMA_EVENT_VQ);
+	qpn = ring_qp_rts(f, pdn, cqn, dbn);
+	set_ring_word(f, GRING_ARM, 1u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1);
+
+	rx_send(f, qpn, 0);			/* the arm is met: no buffer */
+	poll_dev(f);
+	assert_int_equal(ring_word(f, GRING_WRITTEN), 1);
+	assert_int_equal(ring_word(f, GRING_ARMED), 1u | VIRTIO_RDMA_RING_ARMED_FIRED);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 0);
+	assert_int_equal(f->v->stats.events_late, 1);
+	assert_int_equal(f->v->n_ev_owed, 1);
+	/* no buffer: nothing to do, the worker may sleep (kicks on) */
+	poll_dev(f);
+	assert_false(vdev_want_kicks(f->v, true));
+	assert_int_equal(f->v->stats.events_late, 1);	/* owed once */
+	/* a buffer: work, and the event goes out, once */
+	post_buf(f, VIRTIO_RDMA_EVENT_VQ, 0, sizeof(ev), true);
+	assert_true(vdev_want_kicks(f->v, true));
+	vdev_want_kicks(f->v, false);
+	post_buf(f, VIRTIO_RDMA_EVENT_VQ, 1, sizeof(ev), true);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	memcpy(&ev, f->mem + QBUF_OFF(VIRTIO_RDMA_EVENT_VQ, 0), sizeof(ev));
+	assert_int_equal(le32toh(ev.cqn), cqn);
+	assert_int_equal(le32toh(ev.kind), VIRTIO_RDMA_RING_EVENT_COMPLETION);
+	assert_int_equal(f->v->n_ev_owed, 0);
+	assert_int_equal(f->v->stats.cq_interrupts, 1);
+	assert_int_equal(read(efd, &calls, sizeof(calls)), sizeof(calls));
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	assert_false(vdev_want_kicks(f->v, true));	/* a spare buffer is no work */
+	vdev_want_kicks(f->v, false);
+
+	/* owed, then the CQ destroyed: nothing owed any more */
+	set_ring_word(f, GRING_ARM, 2u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	rx_send(f, qpn, 1);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);	/* the spare one */
+	set_ring_word(f, GRING_ARM, 3u << 2 | VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	rx_send(f, qpn, 2);
+	poll_dev(f);
+	assert_int_equal(f->v->n_ev_owed, 1);
+	destroy(f, VIRTIO_CMD_DESTROY_QP, qpn);
+	destroy(f, VIRTIO_CMD_DESTROY_CQ, cqn);
+	assert_int_equal(f->v->n_ev_owed, 0);
+	post_buf(f, VIRTIO_RDMA_EVENT_VQ, 2, sizeof(ev), true);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 2);
+	close(efd);
 	fx_free(f);
 }
 
@@ -4287,6 +4368,7 @@ int main(void)
 		cmocka_unit_test(test_qp_ring),
 		cmocka_unit_test(test_srq_ring),
 		cmocka_unit_test(test_cq_ring_solicited),
+		cmocka_unit_test(test_cq_ring_event_owed),
 		cmocka_unit_test(test_ring_tables),
 		cmocka_unit_test_teardown(test_restart_device, teardown_fx),
 		cmocka_unit_test_teardown(test_restore_device_refused, teardown_fx),
