@@ -18,6 +18,11 @@
  *                 (honest too: an older device)
  *   gsi_refused   the config offers QP1, and CREATE_QP of it is answered
  *                 NOMEM (the MAD layer cannot open the port)
+ *   ring_taken    ABI v2: a work queue ring's `taken` runs 4096 past what
+ *                 the device took (past the guest's `prod`)
+ *   ring_written  ABI v2: a CQ ring's `written` runs 4096 past what was
+ *                 written (more than a ring ahead of the guest's `cons`)
+ *   ring_event    ABI v2: event-queue entries name CQ 0x7fff
  *
  * The lies about objects spare the guest kernel's own, which its MAD layer
  * creates at every probe (the first CQ since the device was reset, and
@@ -102,7 +107,8 @@ void vdev_lie_answer(uint8_t cmd, uint8_t status, uint8_t *rsp, uint32_t rsp_len
 		if (lying("slot_range"))
 			srq.srq_index = htole32(0x7fff);
 		memcpy(rsp, &srq, sizeof(srq));
-	} else if (cmd == VIRTIO_CMD_CREATE_CQ && rsp_len >= sizeof(cq)) {
+	} else if ((cmd == VIRTIO_CMD_CREATE_CQ || cmd == VIRTIO_CMD_CREATE_CQ_RING) &&
+		   rsp_len >= sizeof(cq)) {
 		memcpy(&cq, rsp, sizeof(cq));
 		if (!first_cq_set) {
 			first_cq_set = true;
@@ -147,6 +153,22 @@ void vdev_lie_cqe(struct virtio_rdma_cqe *c)
 bool vdev_lie_empty_cqes(uint32_t cqn)
 {
 	return lying("cqe_empty") && (!first_cq_set || cqn != first_cq);
+}
+
+uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken)
+{
+	return lying("ring_taken") && qpn != VIRTIO_RDMA_GSI_QPN ? taken + 4096 : taken;
+}
+
+uint32_t vdev_lie_written(uint32_t cqn, uint32_t written)
+{
+	return lying("ring_written") && first_cq_set && cqn != first_cq ? written + 4096 : written;
+}
+
+void vdev_lie_ring_event(struct virtio_rdma_ring_event *ev)
+{
+	if (lying("ring_event") && first_cq_set && le32toh(ev->cqn) != first_cq)
+		ev->cqn = htole32(0x7fff);
 }
 
 void vdev_lie_config(struct virtio_rdma_config *c)

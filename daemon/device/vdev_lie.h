@@ -34,6 +34,12 @@ bool vdev_lie_empty_cqes(uint32_t cqn);
 void vdev_lie_config(struct virtio_rdma_config *c);
 /* The device was reset: the next objects are the guest kernel's again. */
 void vdev_lie_reset(void);
+/* ABI v2: a work queue ring's `taken` (of QP qpn, 0 for an SRQ) and a CQ
+ * ring's `written` about to be stored, and an event about to be queued,
+ * rewritten. */
+uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken);
+uint32_t vdev_lie_written(uint32_t cqn, uint32_t written);
+void vdev_lie_ring_event(struct virtio_rdma_ring_event *ev);
 #else
 static inline bool vdev_lie_refuse(uint8_t cmd, const uint8_t *req, uint32_t len,
 				   uint8_t *status)
@@ -69,6 +75,20 @@ static inline void vdev_lie_config(struct virtio_rdma_config *c)
 }
 static inline void vdev_lie_reset(void)
 {
+}
+static inline uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken)
+{
+	(void)qpn;
+	return taken;
+}
+static inline uint32_t vdev_lie_written(uint32_t cqn, uint32_t written)
+{
+	(void)cqn;
+	return written;
+}
+static inline void vdev_lie_ring_event(struct virtio_rdma_ring_event *ev)
+{
+	(void)ev;
 }
 #endif
 

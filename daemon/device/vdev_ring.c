@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "vdev_int.h"
+#include "vdev_lie.h"
 
 static void pend(struct vdev *v, struct vdev_qp *qp, bool recv);
 
@@ -355,6 +356,7 @@ static bool ring_event(struct vdev *v, struct vdev_cq *cq, uint32_t cqn, uint32_
 		cq->ev_owed |= (uint8_t)(1u << kind);
 		return false;
 	}
+	vdev_lie_ring_event(&ev);
 	virtq_write(&e, 0, &ev, sizeof(ev));
 	virtq_push(vq, e.head, sizeof(ev));
 	return vdev_signal_call(v, vq, true);
@@ -474,7 +476,8 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 		n++;
 	}
 	/* the slots before the index that names them */
-	if (cq->written != written && gring_store(&cq->ring, gm, GRING_WRITTEN, cq->written))
+	if (cq->written != written &&
+	    gring_store(&cq->ring, gm, GRING_WRITTEN, vdev_lie_written(cqn, cq->written)))
 		ring_cq_error(v, cq);
 	if (notify) {
 		cq->armed = 0;
@@ -738,7 +741,9 @@ static bool poll_wq_ring(struct vdev *v, struct vdev_qp *qp, bool recv, unsigned
 		(*n)++;
 		v->stats.ring_wqes++;
 	}
-	if (*taken != was && gring_store(r, &v->vu.mem, GRING_TAKEN, *taken))
+	if (*taken != was &&
+	    gring_store(r, &v->vu.mem, GRING_TAKEN,
+			vdev_lie_taken(qp->eng ? eng_qp_num(qp->eng) : 0, *taken)))
 		ring_qp_fatal(v, qp);
 	return left;
 }
