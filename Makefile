@@ -234,6 +234,12 @@ $(OBJ)/liar/libdevice.a: $(call objs,liar,$(call sub_srcs,device))
 	$(call say,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
+# The test guests' system-call counter (tests/vm/syscount.c), preloaded
+# into verbs programs there: no sanitizer (it runs in the guest).
+$(BUILD)/syscount.so: tests/vm/syscount.c
+	$(call say,CC-SO,$@)
+	$(Q)mkdir -p $(@D) && $(CC) -std=gnu11 -O2 $(WARN) -shared -fPIC -o $@ $< -ldl
+
 $(BUILD)/asan/vrdmad-liar: $(call objs,asan,$(DAEMON_MAIN)) $(LIAR_LIBS)
 	$(call say,LD-SAN,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) $< -Wl,--start-group $(LIAR_LIBS) -Wl,--end-group \
@@ -392,9 +398,10 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 qemu:
 	$(Q)guest/qemu/build.sh $(VRDMA_GUEST_CACHE) > /dev/null
 
-vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdmad-liar
+vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdmad-liar $(BUILD)/syscount.so
 	$(Q)qdir=$$(guest/qemu/build.sh $(VRDMA_GUEST_CACHE)) && \
 		VRDMAD=$(CURDIR)/$(BUILD)/asan/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/asan/vrdmactl \
+		VRDMA_SYSCOUNT=$(CURDIR)/$(BUILD)/syscount.so \
 		VRDMAD_LIAR=$(CURDIR)/$(BUILD)/asan/vrdmad-liar \
 		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \

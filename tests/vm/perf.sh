@@ -8,23 +8,27 @@
 # topology is verbs.sh's (tests/vm/lib.sh sets it up).
 #
 # Environment: VRDMAD, VRDMACTL, BPF_OBJ (the Makefile's ASan build),
-# VRDMA_QEMU_DIR (guest/qemu/build.sh's output); PERF_SHOW=1 prints every
+# VRDMA_QEMU_DIR (guest/qemu/build.sh's output), VRDMA_SYSCOUNT (build/syscount.so); PERF_SHOW=1 prints every
 # run's output, PERF_TESTS_BW and PERF_TESTS_LAT choose the tests,
 # PERF_TESTS_ATOMIC the atomic operations (empty: none). Needs
 # root. Exit 77 (SKIP) only when QEMU cannot run here.
 set -e
 source "$(dirname "$0")/lib.sh"
+: "${VRDMA_SYSCOUNT:?set VRDMA_SYSCOUNT to build/syscount.so}"
 
 vm_pair_up perf
 
 # perf TEST SIZE ITERS WHO-SERVES [FLAG...]: both exit 0 and print their
 # result row (GID index 1 on both sides: the IPv4-mapped GID).
+# The VM's side runs under "${VM_WRAP[@]}" (empty, or syscount's env).
+VM_WRAP=()
 perf() {
 	local test=$1 s=$2 n=$3 who=$4 dev_s dev_c
-	local -a f=("${@:5}")
-	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F "${f[@]}" -- \
-		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F "${f[@]}" || return 1
+	local -a f=("${@:5}") ws=() wc=()
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; ws=("${VM_WRAP[@]}")
+	else dev_s=rxe0; dev_c=vrdma0; wc=("${VM_WRAP[@]}"); fi
+	run_pair "$who" "${ws[@]}" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F "${f[@]}" -- \
+		"${wc[@]}" "ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F "${f[@]}" || return 1
 	if ! perf_row "$test"; then
 		echo "    -- server ($who):"; sed 's/^/    /' "$TMP/server.out"
 		echo "    -- client:"; sed 's/^/    /' "$TMP/client.out"
@@ -61,21 +65,55 @@ counters() {
 		.send_wqes, .recv_wqes, .cqes, .interrupts, .cq_interrupts),
 		([.workers[].kicks] | add)] | @tsv'
 }
+# syscount.so (tests/vm/syscount.c) in the VM's share: the system calls a
+# program makes on its RDMA fds, one line per process in the share's sc.txt.
+guest_use vm
+cp "$VRDMA_SYSCOUNT" "$GUEST_FILES/syscount.so"
+guest_save vm
+SC_WRAP=(env LD_PRELOAD=/mnt/host/files/syscount.so SYSCOUNT_OUT=/mnt/host/files/sc.txt)
+# syscalls TEST SIZE ITERS [FLAG...]: the VM's client of TEST under the shim;
+# SC = its ioctl + write + read calls on RDMA fds.
+syscalls() {
+	guest_use vm
+	rm -f "$GUEST_FILES/sc.txt"
+	guest_save vm
+	VM_WRAP=("${SC_WRAP[@]}")
+	perf "$@" || { VM_WRAP=(); return 1; }
+	VM_WRAP=()
+	guest_use vm
+	SC_LINE=$(grep "comm=ib_$1" "$GUEST_FILES/sc.txt" || true)
+	guest_save vm
+	echo "    $SC_LINE"
+	[ -n "$SC_LINE" ] || { echo "    syscount wrote nothing"; return 1; }
+	SC=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^(ioctl|write|read)=/) {
+		split($i, kv, "="); n += kv[2] } } END { print n + 0 }' <<< "$SC_LINE")
+}
 notifications() {
 	local -a a b
 	read -r -a a <<< "$(counters)"
-	perf send_bw 64 20000 rxe || return 1
+	syscalls send_bw 64 20000 rxe || return 1
 	read -r -a b <<< "$(counters)"
 	local wqes=$(( b[0] - a[0] + b[1] - a[1] )) cqes=$(( b[2] - a[2] ))
 	local irq=$(( b[3] - a[3] )) cqirq=$(( b[4] - a[4] )) kicks=$(( b[5] - a[5] ))
 	echo "    $wqes WQEs, $cqes CQEs: $kicks kicks ($(awk -v k="$kicks" -v w="$wqes" \
 		'BEGIN { printf "%.3f", k / w }') per WQE), $irq interrupts ($(awk -v i="$irq" \
-		-v c="$cqes" 'BEGIN { printf "%.3f", i / c }') per CQE, $cqirq of them armed CQs')"
-	# the VM sent 20000 messages (perftest signals one WQE in 100)
-	[ "$wqes" -ge 20000 ] && [ "$cqes" -ge 200 ]
+		-v c="$cqes" 'BEGIN { printf "%.3f", i / c }') per CQE, $cqirq of them armed CQs),"
+	echo "    $SC system calls on RDMA fds: $(awk -v s="$SC" 'BEGIN { printf "%.2f", s / 20000 }')" \
+		"per message"
+	# the VM sent 20000 messages (perftest signals one WQE in 100); on v1
+	# every post is a system call (the shim must see at least those)
+	[ "$wqes" -ge 20000 ] && [ "$cqes" -ge 200 ] && [ "$SC" -ge 20000 ]
 }
-check "ib_send_bw -s 64 -n 20000 from the VM: kicks per WQE, interrupts per CQE (v1)" \
+check "ib_send_bw -s 64 -n 20000 from the VM: kicks per WQE, interrupts per CQE, system calls (v1)" \
 	notifications
+# ib_write_lat -s 64: a post and a poll loop per round trip (perftest's
+# latency tests poll the CQ busily: on v1 each empty poll is a system call)
+lat_syscalls() {
+	syscalls write_lat 64 2000 rxe || return 1
+	echo "    $(awk -v s="$SC" 'BEGIN { printf "%.2f", s / 2000 }') system calls per round trip"
+	[ "$SC" -ge 2000 ]
+}
+check "ib_write_lat -s 64 -n 2000 from the VM: system calls per round trip (v1)" lat_syscalls
 
 guests_off
 check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"
