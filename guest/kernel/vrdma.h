@@ -117,6 +117,7 @@ struct vrdma_ring {
 	u32 stride;
 	u32 hdr;
 	u32 idx;			/* our prod (SQ, RQ, SRQ) or cons (CQ) */
+	u32 prod;			/* the prod the device was given */
 	u32 seen;			/* the device's taken or written, last read */
 	struct vrdma_db *db;
 	u32 bit;

@@ -166,6 +166,7 @@ int vrdma_ring_alloc(struct vrdma_ring *r, u32 entries, u32 stride,
 	r->hdr = max_t(u32, stride, VIRTIO_RDMA_RING_HDR_MIN);
 	r->len = PAGE_ALIGN(r->hdr + (size_t)entries * stride);
 	r->idx = 0;
+	r->prod = 0;
 	r->seen = 0;
 	r->db = NULL;
 	r->sleep = sleep;
@@ -338,9 +339,9 @@ void *vrdma_ring_next(struct vrdma_dev *dev, struct vrdma_ring *r, int *err)
 {
 	u32 taken = vrdma_ring_word(r, VIRTIO_RDMA_RING_TAKEN);
 
-	if (taken - r->seen > r->idx - r->seen) {
+	if (taken - r->seen > r->prod - r->seen) {
 		vrdma_dev_error(dev, "a ring's taken went from %u to %u, prod %u\n",
-				r->seen, taken, r->idx);
+				r->seen, taken, r->prod);
 		*err = -EIO;
 		return NULL;
 	}
@@ -371,8 +372,9 @@ void vrdma_ring_bell(struct vrdma_dev *dev, struct vrdma_ring *r)
 /* The WQEs written up to idx are the device's: prod, then the bell. */
 void vrdma_ring_publish(struct vrdma_dev *dev, struct vrdma_ring *r)
 {
+	r->prod = r->idx;
 	/* release: the slots before prod */
 	smp_store_release((__le32 *)(r->mem + VIRTIO_RDMA_RING_PROD),
-			  cpu_to_le32(r->idx));
+			  cpu_to_le32(r->prod));
 	vrdma_ring_bell(dev, r);
 }
