@@ -81,14 +81,16 @@ static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
-	err = vrdma_ring_alloc(&qp->sqr, vrdma_entries(cap->max_send_wr),
+	/* a kernel QP's one more: ib_drain_qp posts past the depth */
+	err = vrdma_ring_alloc(&qp->sqr, vrdma_entries(cap->max_send_wr + !user),
 			       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_send) +
 					    cap->max_send_sge *
 					    sizeof(struct virtio_rdma_sge) +
 					    cap->max_inline_data),
 			       user, user);
 	if (!err && !srq)
-		err = vrdma_ring_alloc(&qp->rqr, vrdma_entries(cap->max_recv_wr),
+		err = vrdma_ring_alloc(&qp->rqr,
+				       vrdma_entries(cap->max_recv_wr + !user),
 				       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_recv) +
 						    cap->max_recv_sge *
 						    sizeof(struct virtio_rdma_sge)),
