@@ -405,7 +405,7 @@ vm-check: all $(SAN_PROGS) $(SAN_TOOL_PROGS) $(BUILD)/asan/vrdmad-liar $(BUILD)/
 		VRDMAD_LIAR=$(CURDIR)/$(BUILD)/asan/vrdmad-liar \
 		VRDMA_PINGPONG=$(CURDIR)/$(BUILD)/asan/vrdma-pingpong \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) VRDMA_QEMU_DIR=$$qdir VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) \
-		tests/run-suite.sh vm vm --harness device.sh verbs.sh perf.sh cm.sh restart.sh upgrade.sh \
+		tests/run-suite.sh vm vm --harness device.sh verbs.sh rings.sh perf.sh cm.sh restart.sh upgrade.sh \
 		hostile.sh checkpatch.sh
 
 # Every man page renders without a warning and documents every flag, command

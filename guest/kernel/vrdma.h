@@ -87,6 +87,43 @@ struct vrdma_held {
 	struct ib_umem *umem;		/* pinned pages of a user MR */
 	void *pages;			/* a page list given by address */
 	size_t pages_len;		/* alloc_pages_exact's, or 0: kfree */
+	void *vmem;			/* a ring's memory: vfree */
+};
+
+/*
+ * ABI v2 (VIRTIO_RDMA_F_RINGS, docs/virtio-rdma.md section 8). A doorbell
+ * page: one page the device was given with ADD_DB_PAGE, kept until the
+ * device is reset; each ring owns one bit of it from CREATE until DESTROY
+ * was answered. dev->db_lock guards used.
+ */
+struct vrdma_db {
+	void *page;
+	unsigned long *used;		/* VIRTIO_RDMA_DB_BITS bits */
+	u32 dbn;
+};
+
+/*
+ * A ring in vmalloc'd kernel memory: its header, then entries slots of
+ * stride bytes, given to the device as a page list at CREATE and freed
+ * only after DESTROY was answered or the device was reset. The CQ, QP or
+ * SRQ that owns it takes its lock to post or poll: a spinlock, or for a
+ * user QP's or SRQ's ring (process context, whose inline copy may fault)
+ * the mutex.
+ */
+struct vrdma_ring {
+	void *mem;
+	size_t len;
+	u32 entries;
+	u32 stride;
+	u32 hdr;
+	u32 idx;			/* our prod (SQ, RQ, SRQ) or cons (CQ) */
+	u32 prod;			/* the prod the device was given */
+	u32 seen;			/* the device's taken or written, last read */
+	struct vrdma_db *db;
+	u32 bit;
+	bool sleep;			/* lock with mutex */
+	spinlock_t lock;
+	struct mutex mutex;
 };
 
 struct vrdma_dev {
@@ -129,6 +166,24 @@ struct vrdma_dev {
 	struct vrdma_cq __rcu **cqs;	/* by slot, for the CQ interrupt */
 	struct xarray qps;		/* qpn -> struct vrdma_qp */
 	struct xarray srqs;		/* srqn -> struct vrdma_srq */
+
+	/* ABI v2: no virtqueue per CQ or QP. The wake queue is only kicked
+	 * (no buffers, so no lock); the event queue is kept filled with
+	 * ev_bufs, all of it under event_lock.
+	 */
+	bool rings;
+	struct virtqueue *wake_vq;
+	struct virtqueue *event_vq;
+	spinlock_t event_lock;
+	struct virtio_rdma_ring_event *ev_bufs;
+	unsigned int ev_nr;
+	struct mutex db_lock;		/* dbs, ndbs and their bits */
+	struct vrdma_db *dbs;		/* cfg.max_db_pages */
+	u32 ndbs;
+	/* cqn -> struct vrdma_cq; VRDMA_CQ_DYING from before DESTROY_CQ
+	 * until the events the device wrote before its answer are taken
+	 */
+	struct xarray ring_cqs;
 
 	struct delayed_work backlog_work;	/* a work queue has a backlog */
 	struct work_struct reset_work;
@@ -175,6 +230,8 @@ struct vrdma_cq {
 	/* a user CQ: bit 0 set while armed and its event not delivered */
 	unsigned long armed;
 	struct work_struct event_work;	/* the event a poll made sure of */
+	struct vrdma_ring ring;		/* ABI v2 */
+	u32 arm_seq;			/* ring.lock */
 };
 
 struct vrdma_srq {
@@ -185,6 +242,7 @@ struct vrdma_srq {
 	u32 max_wr;			/* the backlog's bound (MODIFY_SRQ may grow it) */
 	u32 max_sge;
 	struct vrdma_wq *rq;		/* borrowed from dev->qp_slots[slot] */
+	struct vrdma_ring ring;		/* ABI v2 */
 };
 
 struct vrdma_qp {
@@ -195,6 +253,7 @@ struct vrdma_qp {
 	enum ib_qp_state state;		/* as last set by modify_qp */
 	u8 sq_sig_type;
 	struct ib_qp_cap cap;
+	struct vrdma_ring sqr, rqr;	/* ABI v2 (no rqr on an SRQ) */
 };
 
 static inline struct vrdma_dev *to_vdev(struct ib_device *ib)
@@ -256,6 +315,31 @@ void vrdma_dev_fail(struct vrdma_dev *dev);
 void vrdma_backend_gone(struct vrdma_dev *dev);
 void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
 		    size_t pages_len);
+void vrdma_dev_hold_vmem(struct vrdma_dev *dev, void *vmem);
+
+/* vrdma_ring.c: ABI v2 */
+#define VRDMA_CQ_DYING	xa_mk_value(0)
+int vrdma_rings_init(struct vrdma_dev *dev);
+void vrdma_rings_fence(struct vrdma_dev *dev);
+void vrdma_rings_free(struct vrdma_dev *dev);
+void vrdma_event_done(struct virtqueue *vq);
+void vrdma_events_drain(struct vrdma_dev *dev);
+int vrdma_ring_alloc(struct vrdma_ring *r, u32 entries, u32 stride,
+		     bool user, bool sleep);
+int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
+		 unsigned int n);
+__le64 *vrdma_ring_pages(struct vrdma_ring *r, u32 *npages);
+void vrdma_ring_free(struct vrdma_dev *dev, struct vrdma_ring *r, bool keep);
+void vrdma_ring_desc(struct vrdma_ring *r, struct virtio_rdma_ring_desc *d,
+		     __le64 *pages, u32 npages);
+void vrdma_ring_lock(struct vrdma_ring *r, unsigned long *flags);
+void vrdma_ring_unlock(struct vrdma_ring *r, unsigned long flags);
+void *vrdma_ring_next(struct vrdma_dev *dev, struct vrdma_ring *r, int *err);
+void vrdma_ring_publish(struct vrdma_dev *dev, struct vrdma_ring *r);
+void vrdma_ring_bell(struct vrdma_dev *dev, struct vrdma_ring *r);
+u32 vrdma_ring_word(struct vrdma_ring *r, unsigned int off);
+int vrdma_ring_cmd(struct vrdma_dev *dev, u8 cmd, void *req, size_t req_len,
+		   void *rsp, size_t rsp_len, __le64 *list1, __le64 *list2);
 
 /* vrdma_slot.c */
 int vrdma_slots_init(struct vrdma_dev *dev);
@@ -313,6 +397,7 @@ int vrdma_destroy_cq(struct ib_cq *cq, struct ib_udata *udata);
 int vrdma_poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc);
 int vrdma_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
 void vrdma_cq_done(struct virtqueue *vq);
+bool vrdma_cq_ready(struct vrdma_cq *cq);
 
 /* vrdma_qp.c */
 int vrdma_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,

@@ -6,6 +6,7 @@
  * (docs/virtio-rdma.md section 5). The call eventfd fires only as
  * REQ_NOTIFY_CQ armed it.
  */
+#include <linux/delay.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 
@@ -74,6 +75,99 @@ static void vrdma_cq_release(struct vrdma_dev *dev, struct vrdma_cq *cq)
 
 static void vrdma_cq_event_work(struct work_struct *work);
 
+/* How long a CQ number the device gave again may stay dying: its
+ * DESTROY_CQ was answered, and the destroyer is taking its last events.
+ */
+#define VRDMA_CQ_DYING_WAIT_MS	30000
+
+/* The CQ, found by the event queue from now on. */
+static int vrdma_cq_ring_publish(struct vrdma_dev *dev, struct vrdma_cq *cq)
+{
+	unsigned int waited = 0;
+	int err;
+
+	for (;;) {
+		err = xa_insert_irq(&dev->ring_cqs, cq->cqn, cq, GFP_KERNEL);
+		if (err != -EBUSY || READ_ONCE(dev->broken) ||
+		    !xa_is_value(xa_load(&dev->ring_cqs, cq->cqn)) ||
+		    waited++ >= VRDMA_CQ_DYING_WAIT_MS)
+			break;
+		usleep_range(1000, 2000);
+	}
+	if (err == -EBUSY)
+		vrdma_dev_error(dev, "device gave CQ %u, which is in use\n",
+				cq->cqn);
+	return err;
+}
+
+/* ABI v2: the CQ's CQEs in a ring of ours, entries >= cqe. */
+static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
+				u32 cqe)
+{
+	struct virtio_rdma_cmd_create_cq_ring req = {};
+	struct virtio_rdma_rsp_create_cq rsp;
+	struct vrdma_ring *r = &cq->ring;
+	__le64 *list;
+	u32 npages;
+	int err;
+
+	cq->dev = dev;
+	INIT_WORK(&cq->event_work, vrdma_cq_event_work);
+	err = vrdma_ring_alloc(r, roundup_pow_of_two(cqe), 64,
+			       cq->ibcq.uobject, false);
+	if (!err)
+		err = vrdma_db_get(dev, &r, 1);
+	list = err ? NULL : vrdma_ring_pages(r, &npages);
+	if (!list) {
+		vrdma_ring_free(dev, r, false);
+		return err ?: -ENOMEM;
+	}
+	req.entries = cpu_to_le32(r->entries);
+	req.dbn = cpu_to_le32(r->db->dbn);
+	req.db_bit = cpu_to_le32(r->bit);
+	req.npages = cpu_to_le32(npages);
+	req.pages = cpu_to_le64(virt_to_phys(list));
+	err = vrdma_ring_cmd(dev, VIRTIO_CMD_CREATE_CQ_RING, &req, sizeof(req),
+			     &rsp, sizeof(rsp), list, NULL);
+	if (err) {
+		vrdma_ring_free(dev, r, READ_ONCE(dev->broken));
+		return err;
+	}
+	cq->cqn = le32_to_cpu(rsp.cqn);
+	if (cq->cqn >= dev->cfg.ring_max_cq) {
+		vrdma_dev_error(dev, "device gave CQ %u of %u\n", cq->cqn,
+				dev->cfg.ring_max_cq);
+		vrdma_ring_free(dev, r, true);
+		return -EIO;
+	}
+	err = vrdma_cq_ring_publish(dev, cq);
+	if (err) {
+		/* the device's error (-EBUSY) or ours: the CQ goes */
+		vrdma_ring_free(dev, r, vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_CQ,
+							  "DESTROY_CQ", cq->cqn) ||
+				err == -EBUSY);
+		return err;
+	}
+	cq->ibcq.cqe = r->entries;
+	return 0;
+}
+
+/* Never fails, as v1's: the event queue finds the CQ dying until the
+ * events written before DESTROY_CQ's answer are taken.
+ */
+static void vrdma_destroy_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq)
+{
+	int err;
+
+	xa_store_irq(&dev->ring_cqs, cq->cqn, VRDMA_CQ_DYING, GFP_KERNEL);
+	synchronize_rcu();
+	err = vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_CQ, "DESTROY_CQ",
+				cq->cqn);
+	vrdma_events_drain(dev);
+	xa_erase_irq(&dev->ring_cqs, cq->cqn);
+	vrdma_ring_free(dev, &cq->ring, err);
+}
+
 int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct uverbs_attr_bundle *attrs)
 {
@@ -91,6 +185,8 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -EOPNOTSUPP;
 	if (attr->cqe < 1 || attr->cqe > dev->cfg.max_cqe)
 		return -EINVAL;
+	if (dev->rings)
+		return vrdma_create_cq_ring(dev, cq, attr->cqe);
 	req.cqe = cpu_to_le32(attr->cqe);
 	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_CQ, &req, sizeof(req),
 			&rsp, sizeof(rsp));
@@ -145,6 +241,10 @@ int vrdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct vrdma_cq *cq = to_vcq(ibcq);
 	struct vrdma_dev *dev = cq->dev;
 
+	if (dev->rings) {
+		vrdma_destroy_cq_ring(dev, cq);
+		return 0;
+	}
 	vrdma_slot_release_begin(dev, &cq->slot->state);
 	RCU_INIT_POINTER(dev->cqs[cq->cqn], NULL);
 	synchronize_rcu();
@@ -159,7 +259,7 @@ int vrdma_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
  * on: an honest device has nothing to signal so early (no QP uses the CQ
  * yet), but a lying one may, and the handler must not run then.
  */
-static bool vrdma_cq_ready(struct vrdma_cq *cq)
+bool vrdma_cq_ready(struct vrdma_cq *cq)
 {
 	enum ib_poll_context ctx = cq->ibcq.poll_ctx;
 
@@ -333,6 +433,45 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 }
 
 /*
+ * ABI v2: the CQEs the device wrote, up to num, then cons. A written that
+ * runs more than entries ahead of cons, or goes back, is a device error.
+ */
+static int vrdma_poll_cq_ring(struct vrdma_cq *cq, int num, struct ib_wc *wc)
+{
+	struct vrdma_ring *r = &cq->ring;
+	struct virtio_rdma_cqe cqe;
+	unsigned long flags;
+	u32 written;
+	int n = 0;
+
+	spin_lock_irqsave(&r->lock, flags);
+	written = vrdma_ring_word(r, VIRTIO_RDMA_RING_WRITTEN);
+	if (written - r->idx > r->entries || (s32)(written - r->seen) < 0) {
+		spin_unlock_irqrestore(&r->lock, flags);
+		vrdma_dev_error(cq->dev, "CQ %u: written went from %u to %u, cons %u\n",
+				cq->cqn, r->seen, written, r->idx);
+		return -EIO;
+	}
+	r->seen = written;
+	while (n < num && r->idx != written && !READ_ONCE(cq->dev->broken)) {
+		/* one copy, looked at from then on */
+		memcpy(&cqe, r->mem + r->hdr +
+		       (size_t)(r->idx & (r->entries - 1)) * r->stride,
+		       sizeof(cqe));
+		r->idx++;
+		if (cqe.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT && !cqe.status)
+			vrdma_cq_event(cq, &cqe);
+		else if (vrdma_cq_wc(cq, &cqe, &wc[n]))
+			n++;
+	}
+	/* the slots are the device's again */
+	smp_store_release((__le32 *)(r->mem + VIRTIO_RDMA_RING_CONS),
+			  cpu_to_le32(r->idx));
+	spin_unlock_irqrestore(&r->lock, flags);
+	return READ_ONCE(cq->dev->broken) && !n ? -EIO : n;
+}
+
+/*
  * Takes at most one pass over the ring per call, whatever the device
  * returns: every buffer is looked at once, so a device that keeps
  * returning buffers cannot hold the CPU here (interrupts are off).
@@ -350,6 +489,8 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	/* the device failed: an error, so a polling program stops */
 	if (READ_ONCE(cq->dev->broken))
 		return -EIO;
+	if (cq->dev->rings)
+		return vrdma_poll_cq_ring(cq, num, wc);
 	spin_lock_irqsave(&slot->lock, flags);
 	while (n < num && seen++ < slot->nr &&
 	       (c = virtqueue_get_buf(slot->vq, &len))) {
@@ -395,6 +536,37 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	return READ_ONCE(cq->dev->broken) && !n ? -EIO : n;
 }
 
+/*
+ * ABI v2: the arm word with a new seq, then the CQ's bell; no command. The
+ * device fires at once for CQEs waiting past cons when it takes the arm;
+ * the caller who asks is told of them too.
+ */
+static int vrdma_req_notify_ring(struct vrdma_cq *cq,
+				 enum ib_cq_notify_flags flags)
+{
+	struct vrdma_ring *r = &cq->ring;
+	unsigned long irqflags;
+	bool missed;
+
+	if (READ_ONCE(cq->dev->broken))
+		return -EIO;
+	spin_lock_irqsave(&r->lock, irqflags);
+	/* seq from 1, below the armed word's fired bit */
+	cq->arm_seq = (cq->arm_seq + 1) &
+		      ((VIRTIO_RDMA_RING_ARMED_FIRED - 1) >> 2);
+	if (!cq->arm_seq)
+		cq->arm_seq = 1;
+	set_bit(0, &cq->armed);
+	/* IB_CQ_SOLICITED and IB_CQ_NEXT_COMP are the ABI's bits */
+	smp_store_release((__le32 *)(r->mem + VIRTIO_RDMA_RING_ARM),
+			  cpu_to_le32(cq->arm_seq << 2 |
+				      (flags & IB_CQ_SOLICITED_MASK)));
+	vrdma_ring_bell(cq->dev, r);
+	missed = vrdma_ring_word(r, VIRTIO_RDMA_RING_WRITTEN) != r->idx;
+	spin_unlock_irqrestore(&r->lock, irqflags);
+	return (flags & IB_CQ_REPORT_MISSED_EVENTS) && missed ? 1 : 0;
+}
+
 int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct vrdma_cq *cq = to_vcq(ibcq);
@@ -407,6 +579,8 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	bool empty;
 	int err;
 
+	if (cq->dev->rings)
+		return vrdma_req_notify_ring(cq, flags);
 	/* The answer says the device armed the CQ before we look for missed
 	 * CQEs. uverbs calls this in process context; a kernel consumer may
 	 * call it in interrupt context, where the answer is spun for.

@@ -10,10 +10,16 @@
 #include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/virtio_config.h>
 #include <rdma/ib_verbs.h>
 
 #include "vrdma.h"
+
+/* ABI v2: take VIRTIO_RDMA_F_RINGS where the device offers it */
+static bool rings;
+module_param(rings, bool, 0444);
+MODULE_PARM_DESC(rings, "Use the device's rings in guest memory (ABI v2) where offered (default: off)");
 
 static const struct ib_device_ops vrdma_dev_ops = {
 	.owner = THIS_MODULE,
@@ -111,6 +117,15 @@ static int vrdma_read_config(struct vrdma_dev *dev)
 	CFG32(max_srq_wr);
 	CFG32(max_srq_sge);
 	CFG32(caps);	/* VIRTIO_RDMA_CAP_*: an older vrdmad's 0 */
+	if (dev->rings) {
+		virtio_cread_bytes(dev->vdev,
+				   offsetof(struct virtio_rdma_config, ring_max_qp),
+				   &raw.ring_max_qp, 4 * sizeof(raw.ring_max_qp));
+		CFG32(ring_max_qp);
+		CFG32(ring_max_cq);
+		CFG32(ring_max_srq);
+		CFG32(max_db_pages);
+	}
 #undef CFG32
 	c->atomic_cap = raw.atomic_cap;
 	c->max_pkeys = le16_to_cpu(raw.max_pkeys);
@@ -130,6 +145,24 @@ static int vrdma_read_config(struct vrdma_dev *dev)
 	}
 	dev->max_cq = c->max_cq;
 	dev->max_qp = c->max_qp;
+	if (dev->rings) {
+		/* at most 64 doorbell pages per VM (docs/virtio-rdma.md) */
+		if (!c->ring_max_qp || !c->ring_max_cq || !c->max_db_pages ||
+		    c->max_db_pages > 64) {
+			dev_err(&dev->vdev->dev, "rings: ring_max_qp %u, ring_max_cq %u, max_db_pages %u\n",
+				c->ring_max_qp, c->ring_max_cq, c->max_db_pages);
+			return -EINVAL;
+		}
+		/* objects need no virtqueue, so no v1 slots */
+		dev->max_cq = 0;
+		dev->max_qp = 0;
+		c->max_qp = c->ring_max_qp;
+		c->max_cq = c->ring_max_cq;
+		c->max_srq = min(c->max_srq ? c->ring_max_srq : 0,
+				 c->ring_max_qp - 1);
+		/* a ring has at most 32768 entries */
+		c->max_cqe = min(c->max_cqe, 32768u);
+	}
 
 	/* sys_image_guid is the EUI-64 of the VM's MAC (docs/virtio-rdma.md) */
 	guid = be64_to_cpu((__force __be64)c->sys_image_guid);
@@ -154,7 +187,8 @@ static int vrdma_find_vqs(struct vrdma_dev *dev)
 	unsigned int i, k;
 	int err;
 
-	dev->nvqs = VIRTIO_RDMA_NUM_VQS(dev->max_cq, dev->max_qp);
+	/* rings: the control, wake and event queues alone */
+	dev->nvqs = dev->rings ? 3 : VIRTIO_RDMA_NUM_VQS(dev->max_cq, dev->max_qp);
 	dev->vqs = kcalloc(dev->nvqs, sizeof(*dev->vqs), GFP_KERNEL);
 	dev->vq_names = kcalloc(dev->nvqs, sizeof(*names), GFP_KERNEL);
 	info = kcalloc(dev->nvqs, sizeof(*info), GFP_KERNEL);
@@ -165,6 +199,11 @@ static int vrdma_find_vqs(struct vrdma_dev *dev)
 	names = dev->vq_names;
 	info[VIRTIO_RDMA_CTRL_VQ].name = "ctrl";
 	info[VIRTIO_RDMA_CTRL_VQ].callback = vrdma_ctrl_done;
+	if (dev->rings) {
+		info[VIRTIO_RDMA_WAKE_VQ].name = "wake";
+		info[VIRTIO_RDMA_EVENT_VQ].name = "event";
+		info[VIRTIO_RDMA_EVENT_VQ].callback = vrdma_event_done;
+	}
 	for (i = 0; i < dev->max_cq; i++) {
 		k = VIRTIO_RDMA_CQ_VQ(i);
 		snprintf(names[k], sizeof(names[k]), "cq%u", i);
@@ -185,6 +224,10 @@ static int vrdma_find_vqs(struct vrdma_dev *dev)
 			dev->nvqs, err);
 	else
 		dev->ctrl_vq = dev->vqs[VIRTIO_RDMA_CTRL_VQ];
+	if (!err && dev->rings) {
+		dev->wake_vq = dev->vqs[VIRTIO_RDMA_WAKE_VQ];
+		dev->event_vq = dev->vqs[VIRTIO_RDMA_EVENT_VQ];
+	}
 free_info:
 	kfree(info);
 	return err;
@@ -323,6 +366,7 @@ static void vrdma_held_free(struct vrdma_held *h)
 		free_pages_exact(h->pages, h->pages_len);
 	else
 		kfree(h->pages);
+	vfree(h->vmem);
 	kfree(h);
 }
 
@@ -343,6 +387,25 @@ void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
 	h->umem = umem;
 	h->pages = pages;
 	h->pages_len = pages_len;
+	spin_lock_irq(&dev->held_lock);
+	now = dev->reset_done;
+	if (!now)
+		list_add_tail(&h->node, &dev->held);
+	spin_unlock_irq(&dev->held_lock);
+	if (now)
+		vrdma_held_free(h);
+}
+
+/* A ring the device may still read or write: vfree'd once it is reset. */
+void vrdma_dev_hold_vmem(struct vrdma_dev *dev, void *vmem)
+{
+	struct vrdma_held *h;
+	bool now;
+
+	if (!vmem)
+		return;
+	h = kzalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
+	h->vmem = vmem;
 	spin_lock_irq(&dev->held_lock);
 	now = dev->reset_done;
 	if (!now)
@@ -374,6 +437,7 @@ static void vrdma_stop_device(struct vrdma_dev *dev)
 	if (!dev->ctrl_stopped) {
 		virtio_break_device(dev->vdev);
 		vrdma_slots_fence(dev);
+		vrdma_rings_fence(dev);
 		virtio_reset_device(dev->vdev);
 		vrdma_ctrl_stop(dev);
 		vrdma_held_release(dev);
@@ -510,9 +574,13 @@ static int vrdma_probe(struct virtio_device *vdev)
 	mutex_init(&dev->reset_lock);
 	xa_init_flags(&dev->qps, XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
+	spin_lock_init(&dev->event_lock);
+	mutex_init(&dev->db_lock);
+	xa_init_flags(&dev->ring_cqs, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->bind_work, vrdma_bind_work);
 	dev->nb.notifier_call = vrdma_netdev_event;
 
+	dev->rings = virtio_has_feature(vdev, VIRTIO_RDMA_F_RINGS);
 	err = vrdma_check_dma(dev);
 	if (err)
 		goto free_dev;
@@ -529,7 +597,14 @@ static int vrdma_probe(struct virtio_device *vdev)
 	err = vrdma_slots_init(dev);
 	if (err)
 		goto free_slots;
+	if (dev->rings) {
+		err = vrdma_rings_init(dev);
+		if (err)
+			goto free_slots;
+	}
 	virtio_device_ready(vdev);
+	if (dev->rings)
+		dev_info(&vdev->dev, "on rings in guest memory (ABI v2)\n");
 
 	/* under the virtio device in sysfs: the provider matches its modalias */
 	dev->ib.dev.parent = &vdev->dev;
@@ -572,6 +647,7 @@ reset_device:
 	vrdma_slots_stop(dev);
 free_slots:
 	vrdma_slots_free(dev);
+	vrdma_rings_free(dev);
 del_vqs:
 	vdev->config->del_vqs(vdev);
 free_vqs:
@@ -600,11 +676,24 @@ static void vrdma_remove(struct virtio_device *vdev)
 	virtio_reset_device(vdev);
 	vrdma_slots_stop(dev);
 	vrdma_slots_free(dev);
+	vrdma_rings_free(dev);
 	vdev->config->del_vqs(vdev);
 	kfree(dev->vqs);
 	kfree(dev->vq_names);
 	ib_dealloc_device(&dev->ib);
 }
+
+/* Rings only when asked for, and where the device's pages are ours. */
+static int vrdma_validate(struct virtio_device *vdev)
+{
+	if (!rings || PAGE_SIZE != VIRTIO_RDMA_PAGE_SIZE)
+		__virtio_clear_bit(vdev, VIRTIO_RDMA_F_RINGS);
+	return 0;
+}
+
+static unsigned int vrdma_features[] = {
+	VIRTIO_RDMA_F_RINGS,
+};
 
 static const struct virtio_device_id vrdma_id_table[] = {
 	{ VIRTIO_ID_RDMA, VIRTIO_DEV_ANY_ID },
@@ -615,6 +704,9 @@ MODULE_DEVICE_TABLE(virtio, vrdma_id_table);
 static struct virtio_driver vrdma_driver = {
 	.driver.name = KBUILD_MODNAME,
 	.id_table = vrdma_id_table,
+	.feature_table = vrdma_features,
+	.feature_table_size = ARRAY_SIZE(vrdma_features),
+	.validate = vrdma_validate,
 	.probe = vrdma_probe,
 	.remove = vrdma_remove,
 	.config_changed = vrdma_config_changed,

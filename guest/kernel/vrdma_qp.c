@@ -49,6 +49,107 @@ static void vrdma_qp_release(struct vrdma_dev *dev, struct vrdma_qp *qp)
 	vrdma_slot_release_end(dev, &dev->qp_slots[qp->slot].state);
 }
 
+/* A ring's stride: the largest WQE, a power of two of at least 64. */
+static u32 vrdma_stride(size_t wqe)
+{
+	return roundup_pow_of_two(max_t(size_t, wqe, 64));
+}
+
+/* entries for max_wr WQEs: a full ring is a consumer past its depth */
+static u32 vrdma_entries(u32 max_wr)
+{
+	return roundup_pow_of_two(max_t(u32, max_wr, 1));
+}
+
+/*
+ * ABI v2: the QP's send ring and (without an SRQ) receive ring, their bits
+ * on one doorbell page, given with CREATE_QP_RING. A user's rings are
+ * charged to it and locked with a mutex (its inline copy may fault).
+ */
+static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
+				const struct virtio_rdma_cmd_create_qp *qreq,
+				bool user, struct virtio_rdma_rsp_create_qp *rsp)
+{
+	struct vrdma_ring *rs[2] = { &qp->sqr, &qp->rqr };
+	bool srq = qreq->flags & cpu_to_le32(VIRTIO_RDMA_CREATE_QP_SRQ);
+	struct virtio_rdma_cmd_create_qp_ring *req;
+	const struct ib_qp_cap *cap = &qp->cap;
+	__le64 *sl = NULL, *rl = NULL;
+	u32 sn = 0, rn = 0;
+	int err;
+
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	/* a kernel QP's one more: ib_drain_qp posts past the depth */
+	err = vrdma_ring_alloc(&qp->sqr, vrdma_entries(cap->max_send_wr + !user),
+			       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_send) +
+					    cap->max_send_sge *
+					    sizeof(struct virtio_rdma_sge) +
+					    cap->max_inline_data),
+			       user, user);
+	if (!err && !srq)
+		err = vrdma_ring_alloc(&qp->rqr,
+				       vrdma_entries(cap->max_recv_wr + !user),
+				       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_recv) +
+						    cap->max_recv_sge *
+						    sizeof(struct virtio_rdma_sge)),
+				       user, user);
+	if (!err)
+		err = vrdma_db_get(dev, rs, srq ? 1 : 2);
+	if (!err) {
+		sl = vrdma_ring_pages(&qp->sqr, &sn);
+		rl = srq ? NULL : vrdma_ring_pages(&qp->rqr, &rn);
+		if (!sl || (!srq && !rl))
+			err = -ENOMEM;
+	}
+	if (err) {
+		kfree(sl);
+		kfree(rl);
+		kfree(req);
+		vrdma_ring_free(dev, &qp->sqr, false);
+		vrdma_ring_free(dev, &qp->rqr, false);
+		return err;
+	}
+	req->qp = *qreq;
+	req->dbn = cpu_to_le32(qp->sqr.db->dbn);
+	vrdma_ring_desc(&qp->sqr, &req->sq, sl, sn);
+	if (!srq)
+		vrdma_ring_desc(&qp->rqr, &req->rq, rl, rn);
+	err = vrdma_ring_cmd(dev, VIRTIO_CMD_CREATE_QP_RING, req, sizeof(*req),
+			     rsp, sizeof(*rsp), sl, rl);
+	kfree(req);
+	if (err) {
+		vrdma_ring_free(dev, &qp->sqr, READ_ONCE(dev->broken));
+		vrdma_ring_free(dev, &qp->rqr, READ_ONCE(dev->broken));
+	}
+	return err;
+}
+
+/* ABI v2: the QP the device made, found by its number from now on. */
+static int vrdma_create_qp_ring_done(struct vrdma_dev *dev,
+				     struct vrdma_qp *qp, u32 qpn)
+{
+	int err;
+
+	qp->ibqp.qp_num = qpn;
+	err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
+	if (!err)
+		return 0;
+	if (err == -EBUSY)
+		vrdma_dev_error(dev, "device gave QPN %u, which is in use\n", qpn);
+	/* the device's error (-EBUSY) or ours: the QP goes */
+	if (vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_QP, "DESTROY_QP", qpn) ||
+	    err == -EBUSY) {
+		vrdma_ring_free(dev, &qp->sqr, true);
+		vrdma_ring_free(dev, &qp->rqr, true);
+	} else {
+		vrdma_ring_free(dev, &qp->sqr, false);
+		vrdma_ring_free(dev, &qp->rqr, false);
+	}
+	return err;
+}
+
 int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -98,27 +199,37 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		req.max_recv_wr = 0;
 		req.max_recv_sge = 0;
 	}
-	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_QP, &req, sizeof(req),
-			&rsp, sizeof(rsp));
+	qp->dev = dev;
+	qp->cap = *cap;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_type = init->sq_sig_type;
+	if (dev->rings)
+		err = vrdma_create_qp_ring(dev, qp, &req, udata, &rsp);
+	else
+		err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_QP, &req, sizeof(req),
+				&rsp, sizeof(rsp));
 	if (err)
 		return err;
 	qpn = le32_to_cpu(rsp.qpn);
 	k = le32_to_cpu(rsp.qp_index);
-	if (k >= dev->max_qp ||
+	/* on rings qp_index names no virtqueue */
+	if (dev->rings)
+		k = 0;
+	if (k >= max(dev->max_qp, 1u) ||
 	    (init->qp_type == IB_QPT_GSI ? qpn != VIRTIO_RDMA_GSI_QPN :
 	     qpn < VIRTIO_RDMA_FIRST_QPN || qpn > VIRTIO_RDMA_LAST_QPN)) {
 		vrdma_dev_error(dev, "device gave QP %u in slot %u of %u\n",
 				qpn, k, dev->max_qp);
+		vrdma_ring_free(dev, &qp->sqr, true);
+		vrdma_ring_free(dev, &qp->rqr, true);
 		return -EIO;
 	}
+	if (dev->rings)
+		return vrdma_create_qp_ring_done(dev, qp, qpn);
 	err = vrdma_slot_claim(dev, &dev->qp_slots[k].state, "QP", k);
 	if (err)
 		return err;
-	qp->dev = dev;
 	qp->slot = k;
-	qp->cap = *cap;
-	qp->state = IB_QPS_RESET;
-	qp->sq_sig_type = init->sq_sig_type;
 	qp->sq = &dev->qp_slots[k].sq;
 	qp->rq = &dev->qp_slots[k].rq;
 	vrdma_wq_take(qp->sq);
@@ -286,7 +397,21 @@ int vrdma_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vrdma_cq *scq = to_vcq(ibqp->send_cq);
 	struct vrdma_cq *rcq = to_vcq(ibqp->recv_cq);
 	unsigned long flags;
+	int err;
 
+	if (dev->rings) {
+		/* as below; the CQs' pollers hold their rings' locks */
+		xa_erase_irq(&dev->qps, qp->ibqp.qp_num);
+		spin_lock_irqsave(&scq->ring.lock, flags);
+		spin_unlock_irqrestore(&scq->ring.lock, flags);
+		spin_lock_irqsave(&rcq->ring.lock, flags);
+		spin_unlock_irqrestore(&rcq->ring.lock, flags);
+		err = vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_QP, "DESTROY_QP",
+					qp->ibqp.qp_num);
+		vrdma_ring_free(dev, &qp->sqr, err);
+		vrdma_ring_free(dev, &qp->rqr, err);
+		return 0;
+	}
 	vrdma_slot_release_begin(dev, &dev->qp_slots[qp->slot].state);
 	/* completions and events find it no more; a poller that found it
 	 * before holds its CQ's slot lock until done with it
@@ -383,15 +508,13 @@ static struct vrdma_wqe *vrdma_wqe_alloc(size_t len, bool user)
 	return w;
 }
 
-/* One send WR as the device's WQE, in *out. */
-static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
-			    struct vrdma_wqe **out)
+/* Checks one send WR against the QP; its WQE's length in *len. */
+static int vrdma_send_check(struct vrdma_qp *qp, const struct ib_send_wr *wr,
+			    size_t *len)
 {
 	bool inl = wr->send_flags & IB_SEND_INLINE;
-	struct virtio_rdma_cmd_post_send *c;
-	size_t len, inl_len = 0;
-	struct vrdma_wqe *w;
-	int i, err;
+	size_t inl_len = 0;
+	int i;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND:
@@ -425,17 +548,23 @@ static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
 	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->cap.max_send_sge)
 		return -EINVAL;
+	if (vrdma_qp_datagram(qp) && !ud_wr(wr)->ah)
+		return -EINVAL;
 	if (inl) {
 		for (i = 0; i < wr->num_sge; i++)
 			inl_len += wr->sg_list[i].length;
 		if (inl_len > qp->cap.max_inline_data)
 			return -EINVAL;
 	}
-	len = sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge) + inl_len;
-	w = vrdma_wqe_alloc(len, qp->ibqp.uobject);
-	if (!w)
-		return -ENOMEM;
-	c = (struct virtio_rdma_cmd_post_send *)w->data;
+	*len = sizeof(struct virtio_rdma_cmd_post_send) +
+	       wr->num_sge * sizeof(struct virtio_rdma_sge) + inl_len;
+	return 0;
+}
+
+/* Writes a checked send WR's WQE into c, zeroed. */
+static int vrdma_send_fill(struct vrdma_qp *qp, const struct ib_send_wr *wr,
+			   struct virtio_rdma_cmd_post_send *c)
+{
 	c->num_sge = cpu_to_le32(wr->num_sge);
 	c->send_flags = cpu_to_le32(wr->send_flags &
 				    (IB_SEND_FENCE | IB_SEND_SIGNALED |
@@ -446,10 +575,6 @@ static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
 	if (vrdma_qp_datagram(qp)) {
 		const struct ib_ud_wr *ud = ud_wr(wr);
 
-		if (!ud->ah) {
-			err = -EINVAL;
-			goto free_w;
-		}
 		c->wr.ud.remote_qpn = cpu_to_le32(ud->remote_qpn);
 		c->wr.ud.remote_qkey = cpu_to_le32(ud->remote_qkey);
 		c->wr.ud.av = to_vah(ud->ah)->av;
@@ -476,17 +601,73 @@ static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
 	}
 	vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
 			wr->num_sge);
-	if (inl) {
-		err = vrdma_copy_inline(qp, (u8 *)(c + 1) + wr->num_sge *
-					sizeof(struct virtio_rdma_sge), wr);
-		if (err)
-			goto free_w;
+	if (!(wr->send_flags & IB_SEND_INLINE))
+		return 0;
+	return vrdma_copy_inline(qp, (u8 *)(c + 1) + wr->num_sge *
+				 sizeof(struct virtio_rdma_sge), wr);
+}
+
+/* One send WR as the device's WQE, in *out. */
+static int vrdma_build_send(struct vrdma_qp *qp, const struct ib_send_wr *wr,
+			    struct vrdma_wqe **out)
+{
+	struct vrdma_wqe *w;
+	size_t len;
+	int err;
+
+	err = vrdma_send_check(qp, wr, &len);
+	if (err)
+		return err;
+	w = vrdma_wqe_alloc(len, qp->ibqp.uobject);
+	if (!w)
+		return -ENOMEM;
+	err = vrdma_send_fill(qp, wr, (struct virtio_rdma_cmd_post_send *)w->data);
+	if (err) {
+		kfree(w);
+		return err;
 	}
 	*out = w;
 	return 0;
+}
 
-free_w:
-	kfree(w);
+/*
+ * ABI v2: each WQE straight into its slot, then prod and the bell once
+ * for the list. The ring has at least max_send_wr entries, so a full one
+ * means the consumer posted past its depth: -ENOMEM, as verbs says.
+ */
+static int vrdma_post_send_ring(struct vrdma_qp *qp,
+				const struct ib_send_wr *wr,
+				const struct ib_send_wr **bad_wr)
+{
+	struct vrdma_ring *r = &qp->sqr;
+	unsigned long flags;
+	int err = 0;
+	size_t len;
+	void *slot;
+	u32 start;
+
+	vrdma_ring_lock(r, &flags);
+	start = r->idx;
+	for (; wr; wr = wr->next) {
+		err = vrdma_send_check(qp, wr, &len);
+		if (!err && len > r->stride)
+			err = -EINVAL;
+		if (err)
+			break;
+		slot = vrdma_ring_next(qp->dev, r, &err);
+		if (!slot)
+			break;
+		memset(slot, 0, len);
+		err = vrdma_send_fill(qp, wr, slot);
+		if (err)
+			break;
+		r->idx++;
+	}
+	if (r->idx != start)
+		vrdma_ring_publish(qp->dev, r);
+	vrdma_ring_unlock(r, flags);
+	if (err)
+		*bad_wr = wr;
 	return err;
 }
 
@@ -509,6 +690,8 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
+	if (qp->dev->rings)
+		return vrdma_post_send_ring(qp, wr, bad_wr);
 	for (; wr; wr = wr->next) {
 		err = vrdma_build_send(qp, wr, &w);
 		if (err)
@@ -524,6 +707,78 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 	if (kick)
 		virtqueue_notify(qp->sq->vq);
+	return err;
+}
+
+/*
+ * An SRQ whose max_wr MODIFY_SRQ raised past its ring's entries takes
+ * WQEs off the ring as it has room (at the bell, and as messages arrive):
+ * a full ring is then given a moment, what was written published first,
+ * rather than failed. A user's post sleeps up to 2 s; a kernel one may be
+ * in atomic context and spins up to 1 ms. The ring's lock held.
+ */
+static void *vrdma_ring_wait(struct vrdma_dev *dev, struct vrdma_ring *r,
+			     int *err)
+{
+	unsigned int waited = 0, limit = r->sleep ? 2 * USEC_PER_SEC : 1000;
+	void *slot;
+
+	vrdma_ring_publish(dev, r);
+	for (;;) {
+		if (r->sleep) {
+			usleep_range(50, 100);
+			waited += 100;
+		} else {
+			udelay(10);
+			waited += 10;
+		}
+		slot = vrdma_ring_next(dev, r, err);
+		if (slot || *err != -ENOMEM || waited >= limit ||
+		    (r->sleep && fatal_signal_pending(current)))
+			return slot;
+	}
+}
+
+/* ABI v2: receive WRs into a QP's RQ ring or an SRQ's, max_wr deep. */
+static int vrdma_post_recv_ring(struct vrdma_dev *dev, struct vrdma_ring *r,
+				u32 max_wr, u32 max_sge,
+				const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad_wr)
+{
+	struct virtio_rdma_cmd_post_recv *c;
+	unsigned long flags;
+	int err = 0;
+	u32 start;
+
+	vrdma_ring_lock(r, &flags);
+	start = r->idx;
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > max_sge ||
+		    sizeof(*c) + wr->num_sge * sizeof(struct virtio_rdma_sge) >
+		    r->stride) {
+			err = -EINVAL;
+			break;
+		}
+		c = vrdma_ring_next(dev, r, &err);
+		if (!c && err == -ENOMEM && r->entries < max_wr) {
+			c = vrdma_ring_wait(dev, r, &err);
+			start = r->idx;
+		}
+		if (!c)
+			break;
+		memset(c, 0, sizeof(*c) + wr->num_sge *
+		       sizeof(struct virtio_rdma_sge));
+		c->num_sge = cpu_to_le32(wr->num_sge);
+		c->wr_id = cpu_to_le64(wr->wr_id);
+		vrdma_fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
+				wr->num_sge);
+		r->idx++;
+	}
+	if (r->idx != start)
+		vrdma_ring_publish(dev, r);
+	vrdma_ring_unlock(r, flags);
+	if (err)
+		*bad_wr = wr;
 	return err;
 }
 
@@ -581,6 +836,10 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return err;
 	}
+	if (qp->dev->rings)
+		return vrdma_post_recv_ring(qp->dev, &qp->rqr,
+					    qp->cap.max_recv_wr,
+					    qp->cap.max_recv_sge, wr, bad_wr);
 	return vrdma_post_recv_wq(qp->dev, qp->rq, qp->cap.max_recv_wr,
 				  qp->cap.max_recv_sge, ibqp->uobject, wr, bad_wr);
 }
@@ -595,6 +854,43 @@ static void vrdma_srq_release(struct vrdma_dev *dev, struct vrdma_srq *srq)
 	vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_SRQ, "DESTROY_SRQ", srq->srqn);
 	vrdma_wq_take(srq->rq);	/* the device gave them all back */
 	vrdma_slot_release_end(dev, &dev->qp_slots[srq->slot].state);
+}
+
+/* ABI v2: the SRQ's receive ring, given with CREATE_SRQ_RING. */
+static int vrdma_create_srq_ring(struct vrdma_dev *dev, struct vrdma_srq *srq,
+				 const struct virtio_rdma_cmd_create_srq *sreq,
+				 bool user,
+				 struct virtio_rdma_rsp_create_srq *rsp)
+{
+	struct virtio_rdma_cmd_create_srq_ring req = { .srq = *sreq };
+	struct vrdma_ring *r = &srq->ring;
+	__le64 *list = NULL;
+	u32 n;
+	int err;
+
+	err = vrdma_ring_alloc(r, vrdma_entries(srq->max_wr),
+			       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_recv) +
+					    srq->max_sge *
+					    sizeof(struct virtio_rdma_sge)),
+			       user, user);
+	if (!err)
+		err = vrdma_db_get(dev, &r, 1);
+	if (!err) {
+		list = vrdma_ring_pages(r, &n);
+		if (!list)
+			err = -ENOMEM;
+	}
+	if (err) {
+		vrdma_ring_free(dev, r, false);
+		return err;
+	}
+	req.dbn = cpu_to_le32(r->db->dbn);
+	vrdma_ring_desc(r, &req.ring, list, n);
+	err = vrdma_ring_cmd(dev, VIRTIO_CMD_CREATE_SRQ_RING, &req, sizeof(req),
+			     rsp, sizeof(*rsp), list, NULL);
+	if (err)
+		vrdma_ring_free(dev, r, READ_ONCE(dev->broken));
+	return err;
 }
 
 int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -617,13 +913,31 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (init->attr.max_wr > dev->cfg.max_srq_wr ||
 	    init->attr.max_sge > dev->cfg.max_srq_sge)
 		return -EINVAL;
-	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_SRQ, &req, sizeof(req),
-			&rsp, sizeof(rsp));
+	srq->dev = dev;
+	srq->max_wr = init->attr.max_wr;
+	srq->max_sge = init->attr.max_sge;
+	if (dev->rings)
+		err = vrdma_create_srq_ring(dev, srq, &req, udata, &rsp);
+	else
+		err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_SRQ, &req, sizeof(req),
+				&rsp, sizeof(rsp));
 	if (err)
 		return err;
-	srq->dev = dev;
 	srq->srqn = le32_to_cpu(rsp.srqn);
 	k = le32_to_cpu(rsp.srq_index);
+	if (dev->rings) {
+		err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+		if (!err)
+			return 0;
+		if (err == -EBUSY)
+			vrdma_dev_error(dev, "device gave SRQ %u, which is in use\n",
+					srq->srqn);
+		vrdma_ring_free(dev, &srq->ring,
+				vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_SRQ,
+						  "DESTROY_SRQ", srq->srqn) ||
+				err == -EBUSY);
+		return err;
+	}
 	if (k >= dev->max_qp) {
 		vrdma_dev_error(dev, "device gave SRQ slot %u of %u\n",
 				k, dev->max_qp);
@@ -633,8 +947,6 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		return err;
 	srq->slot = k;
-	srq->max_wr = init->attr.max_wr;
-	srq->max_sge = init->attr.max_sge;
 	srq->rq = &dev->qp_slots[k].rq;
 	vrdma_wq_take(srq->rq);
 	err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
@@ -704,6 +1016,13 @@ int vrdma_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct vrdma_srq *srq = to_vsrq(ibsrq);
 	struct vrdma_dev *dev = srq->dev;
 
+	if (dev->rings) {
+		xa_erase_irq(&dev->srqs, srq->srqn);
+		vrdma_ring_free(dev, &srq->ring,
+				vrdma_cmd_destroy(dev, VIRTIO_CMD_DESTROY_SRQ,
+						  "DESTROY_SRQ", srq->srqn));
+		return 0;
+	}
 	vrdma_slot_release_begin(dev, &dev->qp_slots[srq->slot].state);
 	/* the event path finds SRQs under the xarray's lock */
 	xa_erase_irq(&dev->srqs, srq->srqn);
@@ -720,6 +1039,10 @@ int vrdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EIO;
 	}
+	if (srq->dev->rings)
+		return vrdma_post_recv_ring(srq->dev, &srq->ring,
+					    READ_ONCE(srq->max_wr),
+					    srq->max_sge, wr, bad_wr);
 	return vrdma_post_recv_wq(srq->dev, srq->rq, READ_ONCE(srq->max_wr),
 				  srq->max_sge,
 				  ibsrq->uobject, wr, bad_wr);

@@ -63,8 +63,11 @@ void vrdma_slots_free(struct vrdma_dev *dev)
 	void *buf;
 	u32 n;
 
-	/* the WQE buffers the device never gave back, and never had */
-	for (i = VIRTIO_RDMA_SQ_VQ(dev->max_cq, 0); dev->vqs && i < dev->nvqs; i++) {
+	/* the WQE buffers the device never gave back, and never had (on
+	 * rings, virtqueues 1 and 2 are the wake and event queues)
+	 */
+	for (i = VIRTIO_RDMA_SQ_VQ(dev->max_cq, 0);
+	     !dev->rings && dev->vqs && i < dev->nvqs; i++) {
 		while ((buf = virtqueue_get_buf(dev->vqs[i], &len)))
 			kfree(buf);
 		while ((buf = virtqueue_detach_unused_buf(dev->vqs[i])))

@@ -34,6 +34,9 @@ check_failed() {
 # that left a report there.
 VM_SMP=2
 VM_APPEND="slub_debug=FZPU"
+# VM_RINGS=1: the driver on ABI v2's rings (its module parameter rings=1,
+# which modprobe takes from the kernel command line at every load)
+[ "${VM_RINGS:-0}" != 1 ] || VM_APPEND+=" virtio_rdma.rings=1"
 KMSG=
 KMSG_SEEN=0
 KMSG_BAD='BUG|WARNING|Oops|general protection|KASAN|UBSAN|[Cc]orrupt|soft lockup|hard LOCKUP|rcu.*stall|blocked for more than|Call Trace|refcount_t'

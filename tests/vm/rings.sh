@@ -1,0 +1,194 @@
+#!/bin/bash
+# The guest driver on ABI v2 (docs/virtio-rdma.md section 8): the VM of
+# verbs.sh (its picture is there) with virtio_rdma.ko loaded rings=1, so
+# every CQ, QP and SRQ, the kernel's (QP1, the selftest) and programs'
+# alike, is a ring in guest memory with a doorbell bit, and the virtqueues
+# carry commands, wake-ups and events only. Unmodified rdma-core programs
+# against Soft-RoCE, perftest, the kernel selftest, RDMA CM through QP1,
+# the driver unbound and bound again, and vrdmad's ring counters.
+#
+# Environment: as verbs.sh (VRDMAD, VRDMACTL, BPF_OBJ, VRDMA_QEMU_DIR). Needs
+# root. Exit 77 (SKIP) only when QEMU cannot run here.
+set -e
+VM_RINGS=1
+source "$(dirname "$0")/lib.sh"
+
+vm_pair_up rings
+
+# dev_jq FIELD: the VM's device counter FIELD in vrdmactl stats
+dev_jq() {
+	jstat ".vms[] | select(.name == \"alpha\") | .device.$1"
+}
+
+on_rings() {
+	local out
+	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"; rdma link show vrdma0/1')
+	echo "$out" | sed 's/^/    /'
+	echo "    vrdmad: rings $(dev_jq rings)"
+	[ "$(echo "$out" | sed -n 1p)" = Y ] && [ "$(echo "$out" | sed -n 2p)" -ge 1 ] &&
+		echo "$out" | grep -q 'state ACTIVE physical_state LINK_UP netdev eth0' &&
+		[ "$(dev_jq rings)" = true ]
+}
+check "virtio_rdma took the rings (rings=1), vrdmad says so, vrdma0/1 ACTIVE" on_rings
+
+# ring_count WQES: what vrdmad took from rings grew by at least WQES
+# since the last look (RING_WQES), with no ring error
+RING_WQES=$(dev_jq ring_wqes)
+ring_count() {
+	local now errs
+	now=$(dev_jq ring_wqes)
+	errs=$(dev_jq ring_errors)
+	echo "    ring_wqes +$((now - RING_WQES)) (at least $1), ring_errors $errs"
+	[ "$((now - RING_WQES))" -ge "$1" ] && [ "$errs" = 0 ] || return 1
+	RING_WQES=$now
+}
+
+pingpong() {	# TYPE SIZE ITERS WHO-SERVES [FLAG...]
+	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c "${@:5}" -- \
+		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c "${@:5}" && pp_lines &&
+		# the VM posted n sends and n receives at least
+		ring_count $((2 * n))
+}
+for t in rc uc; do
+	for who in vm rxe; do
+		check "ibv_${t}_pingpong VM <-> Soft-RoCE, 4 KiB, $who serves" pingpong "$t" 4096 100 "$who"
+	done
+done
+check "ibv_rc_pingpong VM <-> Soft-RoCE, 64 KiB, vm serves" pingpong rc 65536 30 vm
+for who in vm rxe; do
+	check "ibv_ud_pingpong VM <-> Soft-RoCE, 1 KiB, $who serves" pingpong ud 1024 100 "$who"
+done
+check "ibv_rc_pingpong -N (ibv_wr_*) VM <-> Soft-RoCE, 4 KiB, vm serves" pingpong rc 4096 100 vm -N
+
+srq_pingpong() {	# NQP WHO-SERVES
+	local q=$1 who=$2 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" ibv_srq_pingpong -d "$dev_s" -g 1 -q "$q" -s 4096 -n 100 -- \
+		ibv_srq_pingpong -d "$dev_c" -g 1 -q "$q" -s 4096 -n 100 && pp_lines && ring_count 200
+}
+for who in vm rxe; do
+	check "ibv_srq_pingpong -q 4 VM <-> Soft-RoCE, 4 KiB, $who serves" srq_pingpong 4 "$who"
+done
+check "vrdmad's SRQ took the VM's receives, refused none" srq_used
+
+# vrdma-wr-test: the WR API between the VM's own QPs, an SRQ resized past
+# its ring, QP_LAST_WQE_REACHED
+wr_test() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 90 vrdma-wr-test -d vrdma0 -g 1) || rc=$?
+	guest_save vm
+	echo "$out" | grep -v ' ok$' | sed 's/^/    /'
+	[ $rc = 0 ]
+}
+check "vrdma-wr-test: the ibv_wr_* API, an SRQ resized past its ring" wr_test
+
+perf() {	# TEST SIZE ITERS WHO-SERVES
+	local test=$1 s=$2 n=$3 who=$4 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F -- \
+		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F || return 1
+	perf_row "$test" || { sed 's/^/    /' "$TMP/client.out"; return 1; }
+	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$TMP/client.out" | sed 's/^/    /'
+}
+check "ib_send_bw -s 64 -n 5000 from the VM to Soft-RoCE" perf send_bw 64 5000 rxe
+check "ring_wqes counts the 5000 sends" ring_count 5000
+check "ib_write_lat -s 64 -n 500 VM <-> Soft-RoCE, vm serves" perf write_lat 64 500 vm
+
+# kernel verbs on rings: the selftest's CQs polled in softirq after
+# req_notify_cq (the arm word), 600 receives posted in atomic context
+kernel_verbs() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 90 'modprobe vrdma_selftest && rmmod vrdma_selftest; dmesg | grep vrdma_selftest') || rc=$?
+	guest_save vm
+	echo "$out" | tail -n 4 | sed 's/^/    /'
+	[ $rc = 0 ] && echo "$out" | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
+}
+check "kernel verbs (vrdma_selftest.ko) on rings" kernel_verbs
+
+# ---- RDMA CM through QP1, the MAD layer's rings
+ucm_loaded() {
+	local who rc=0
+	for who in vm rxe; do
+		guest_use "$who"
+		guest_run 30 'modprobe rdma_ucm && test -c /dev/infiniband/rdma_cm' || rc=1
+		guest_save "$who"
+	done
+	return $rc
+}
+check "rdma_ucm loads in both guests" ucm_loaded
+
+# rping_pair WHO: rping -V, WHO serves; the server must listen with rdma_cm
+rping_pair() {
+	local who=$1 port=$((20000 + NTEST)) other srv_ip rc=0
+	if [ "$who" = vm ]; then other=rxe; srv_ip=$VM; else other=vm; srv_ip=$RXE; fi
+	guest_use "$who"
+	guest_start "srv$NTEST" 100 rping -s -a "$srv_ip" -p "$port" -C 10 -V -v
+	guest_run 40 "for i in \$(seq 300); do rdma resource show cm_id 2>/dev/null | grep -Eq 'LISTEN.*:$port( |\$)' && exit 0; sleep 0.1; done; exit 1" > /dev/null ||
+		{ echo "    the $who server did not listen"; rc=1; }
+	guest_save "$who"
+	if [ $rc = 0 ]; then
+		guest_use "$other"
+		guest_run 90 rping -c -a "$srv_ip" -p "$port" -C 10 -V -v > "$TMP/client.out" 2>&1 || rc=$?
+		guest_save "$other"
+	fi
+	guest_use "$who"
+	[ $rc = 0 ] || guest_run 10 "pkill rping" > /dev/null 2>&1 || true
+	guest_wait "srv$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
+	guest_save "$who"
+	if [ $rc != 0 ]; then
+		echo "    -- server:"; tail -n 15 "$TMP/server.out" | sed 's/^/    /'
+		echo "    -- client:"; tail -n 15 "$TMP/client.out" | sed 's/^/    /'
+		return 1
+	fi
+	echo "    client ping data lines: $(grep -c 'ping data' "$TMP/client.out")"
+	[ "$(grep -c 'ping data' "$TMP/client.out")" -ge 10 ]
+}
+for who in vm rxe; do
+	check "rping -C 10 -V VM <-> Soft-RoCE (RDMA CM through QP1), $who serves" rping_pair "$who"
+done
+qp1_counted() {
+	local s r
+	s=$(dev_jq transport.qp1_sent)
+	r=$(dev_jq transport.qp1_received)
+	echo "    qp1_sent $s, qp1_received $r"
+	[ "$s" -gt 0 ] && [ "$r" -gt 0 ]
+}
+check "vrdmad counts the VM's QP1 datagrams" qp1_counted
+
+# ---- the driver unbound and bound again: every ring and doorbell page
+# goes back after DESTROY's answers, and a new probe takes rings again
+rebind() {
+	local out
+	guest_use vm
+	out=$(guest_run 60 'd=$(basename $(readlink /sys/class/infiniband/vrdma0/device)) &&
+		echo "$d" > /sys/bus/virtio/drivers/virtio_rdma/unbind && sleep 1 &&
+		echo "$d" > /sys/bus/virtio/drivers/virtio_rdma/bind &&
+		for i in $(seq 100); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;
+		rdma link show vrdma0/1; dmesg | grep -c "on rings in guest memory"') ||
+		{ echo "$out" | sed 's/^/    /'; guest_save vm; return 1; }
+	guest_save vm
+	echo "$out" | sed 's/^/    /'
+	echo "$out" | grep -q 'state ACTIVE' && [ "$(echo "$out" | tail -n 1)" -ge 2 ]
+}
+check "the driver unbound and bound again: vrdma0 back ACTIVE, on rings" rebind
+check "and ibv_rc_pingpong works again" pingpong rc 4096 100 vm
+check "rping works again (a new QP1)" rping_pair rxe
+
+no_ring_errors() {
+	local e s
+	e=$(dev_jq ring_errors)
+	s=$(dev_jq broken)
+	echo "    ring_errors $e, broken $s, stray_doorbells $(dev_jq stray_doorbells)"
+	[ "$e" = 0 ] && [ "$s" = 0 ]
+}
+check "vrdmad: no ring error, the device never broken" no_ring_errors
+
+guests_off
+check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"
+DAEMON_PIDS=()
+
+summary rings
