@@ -146,6 +146,15 @@ vm_boot() {
 	kmsg_watch
 	guest_save vm
 	echo "vm: VM up in $GUEST_BOOT_SECS s"
+	[ "${VM_RINGS:-0}" != 1 ] || check "the driver is on rings (VM_RINGS=1)" vm_on_rings
+}
+
+# vm_on_rings: virtio_rdma in the VM took ABI v2's rings.
+vm_on_rings() {
+	local out
+	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"')
+	guest_save vm
+	[ "$(echo "$out" | sed -n 1p)" = Y ] && [ "$(echo "$out" | sed -n 2p)" -ge 1 ]
 }
 
 # vm_knobs: the current guest's knobs, the VM's (alpha's device on
