@@ -370,23 +370,11 @@ static void vrdma_held_free(struct vrdma_held *h)
 	kfree(h);
 }
 
-/*
- * Memory the device may still read or write (its command was never
- * answered, or it refused to let go): kept, pinned, until the device is
- * reset. GFP_KERNEL: from sleeping verbs only.
- */
-void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
-		    size_t pages_len)
+/* Kept until the device is reset, or freed now if it was reset already. */
+static void vrdma_hold(struct vrdma_dev *dev, struct vrdma_held *h)
 {
-	struct vrdma_held *h;
 	bool now;
 
-	if (!umem && !pages)
-		return;
-	h = kzalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
-	h->umem = umem;
-	h->pages = pages;
-	h->pages_len = pages_len;
 	spin_lock_irq(&dev->held_lock);
 	now = dev->reset_done;
 	if (!now)
@@ -396,23 +384,35 @@ void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
 		vrdma_held_free(h);
 }
 
+/*
+ * Memory the device may still read or write (its command was never
+ * answered, or it refused to let go): kept, pinned, until the device is
+ * reset. GFP_KERNEL: from sleeping verbs only.
+ */
+void vrdma_dev_hold(struct vrdma_dev *dev, struct ib_umem *umem, void *pages,
+		    size_t pages_len)
+{
+	struct vrdma_held *h;
+
+	if (!umem && !pages)
+		return;
+	h = kzalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
+	h->umem = umem;
+	h->pages = pages;
+	h->pages_len = pages_len;
+	vrdma_hold(dev, h);
+}
+
 /* A ring the device may still read or write: vfree'd once it is reset. */
 void vrdma_dev_hold_vmem(struct vrdma_dev *dev, void *vmem)
 {
 	struct vrdma_held *h;
-	bool now;
 
 	if (!vmem)
 		return;
 	h = kzalloc(sizeof(*h), GFP_KERNEL | __GFP_NOFAIL);
 	h->vmem = vmem;
-	spin_lock_irq(&dev->held_lock);
-	now = dev->reset_done;
-	if (!now)
-		list_add_tail(&h->node, &dev->held);
-	spin_unlock_irq(&dev->held_lock);
-	if (now)
-		vrdma_held_free(h);
+	vrdma_hold(dev, h);
 }
 
 static void vrdma_held_release(struct vrdma_dev *dev)
