@@ -221,6 +221,7 @@ static json_object *device_json(struct vdev *v)
 	json_object_object_add(e, "stray_doorbells", json_u64(stat_read(&s->stray_doorbells)));
 	json_object_object_add(e, "ring_wqes", json_u64(stat_read(&s->ring_wqes)));
 	json_object_object_add(e, "events_late", json_u64(stat_read(&s->events_late)));
+	json_object_object_add(e, "events_lost", json_u64(stat_read(&s->events_lost)));
 	json_object_object_add(e, "srq_wqes", json_u64(stat_read(&s->srq_wqes)));
 	json_object_object_add(e, "refused_srq_wqes", json_u64(stat_read(&s->refused_srq_wqes)));
 	json_object_object_add(e, "cqes", json_u64(stat_read(&s->cqes)));
