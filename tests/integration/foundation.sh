@@ -154,7 +154,8 @@ stats_fields() {
 	and [.vms[].name] == ["alpha", "beta"]
 	and (.vms[0] | keys) == ["device", "name", "rx_bytes", "rx_frames"]
 	and (.vms[0].device | keys) == ["bad_messages", "broken", "connected", "cq_interrupts", "cqes",
-		"ctrl_cmds", "ctrl_errors", "events", "interrupts", "paths", "recv_wqes",
+		"ctrl_cmds", "ctrl_errors", "events", "events_late", "events_lost", "interrupts",
+		"paths", "recv_wqes",
 		"refused_db_pages", "refused_mrs", "refused_mws", "refused_srq_wqes", "refused_wqes",
 		"ring_errors", "ring_wqes", "rings", "send_wqes", "srq_wqes", "stray_doorbells",
 		"transport"]
