@@ -4201,8 +4201,8 @@ static void test_ring_tables(void **state)
 	poll_dev(f);
 	assert_int_equal(f->v->cq_dirty[0], 0);
 
-	/* a driver loaded again without rings, no reconnect (QEMU's patch
-	 * 0008 then sends the features without the bit): v1 at once */
+	/* a driver loaded again without rings, no reconnect (features sent
+	 * without the bit): v1 at once */
 	assert_int_equal(send_u64(f, VHOST_USER_SET_FEATURES, V1, EXPECT_FEATURES), 0);
 	assert_false(f->v->ring_mode);
 	create_cq(f, 8);
