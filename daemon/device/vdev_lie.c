@@ -36,6 +36,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine.h"
 #include "vdev_lie.h"
 
 static const char *lie(void)
@@ -155,8 +156,10 @@ bool vdev_lie_empty_cqes(uint32_t cqn)
 	return lying("cqe_empty") && (!first_cq_set || cqn != first_cq);
 }
 
-uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken)
+uint32_t vdev_lie_taken(const struct eng_qp *eng, uint32_t taken)
 {
+	uint32_t qpn = eng ? eng_qp_num(eng) : 0;
+
 	return lying("ring_taken") && qpn != VIRTIO_RDMA_GSI_QPN ? taken + 4096 : taken;
 }
 

@@ -15,6 +15,7 @@
 #include "virtio_rdma.h"
 
 struct vdev;
+struct eng_qp;
 
 #ifdef VDEV_LIES
 /* Before a command (its request req, len bytes) runs: true to answer
@@ -34,10 +35,10 @@ bool vdev_lie_empty_cqes(uint32_t cqn);
 void vdev_lie_config(struct virtio_rdma_config *c);
 /* The device was reset: the next objects are the guest kernel's again. */
 void vdev_lie_reset(void);
-/* ABI v2: a work queue ring's `taken` (of QP qpn, 0 for an SRQ) and a CQ
+/* ABI v2: a work queue ring's `taken` (of QP eng, NULL for an SRQ) and a CQ
  * ring's `written` about to be stored, and an event about to be queued,
  * rewritten. */
-uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken);
+uint32_t vdev_lie_taken(const struct eng_qp *eng, uint32_t taken);
 uint32_t vdev_lie_written(uint32_t cqn, uint32_t written);
 void vdev_lie_ring_event(struct virtio_rdma_ring_event *ev);
 #else
@@ -76,9 +77,9 @@ static inline void vdev_lie_config(struct virtio_rdma_config *c)
 static inline void vdev_lie_reset(void)
 {
 }
-static inline uint32_t vdev_lie_taken(uint32_t qpn, uint32_t taken)
+static inline uint32_t vdev_lie_taken(const struct eng_qp *eng, uint32_t taken)
 {
-	(void)qpn;
+	(void)eng;
 	return taken;
 }
 static inline uint32_t vdev_lie_written(uint32_t cqn, uint32_t written)

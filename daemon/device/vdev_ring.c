@@ -743,7 +743,7 @@ static bool poll_wq_ring(struct vdev *v, struct vdev_qp *qp, bool recv, unsigned
 	}
 	if (*taken != was &&
 	    gring_store(r, &v->vu.mem, GRING_TAKEN,
-			vdev_lie_taken(qp->eng ? eng_qp_num(qp->eng) : 0, *taken)))
+			vdev_lie_taken(qp->eng, *taken)))
 		ring_qp_fatal(v, qp);
 	return left;
 }
