@@ -392,6 +392,7 @@ int vdev_init(struct vdev *v, const struct vrdma_vm_config *cfg, uint32_t vm_id,
 	v->max_qp = cfg->max_qp;
 	v->max_mr = cfg->max_mr;
 	v->max_mr_pages = cfg->max_mr_pages;
+	v->wake_seq = arc4random();
 	v->port = *port;
 	v->tx = *tx;
 	if (sync)

@@ -109,6 +109,9 @@ struct vdev {
 	uint64_t *cq_dirty;
 	uint32_t n_ring_pend;
 	uint32_t n_ev_owed;			/* ring CQs with an event owed (ev_owed) */
+	/* need_wake's number for the last sleep: random at start, so that a
+	 * guest that kicked for a sleep of an earlier vrdmad kicks again */
+	uint32_t wake_seq;
 	bool broken;
 	bool frozen;				/* saved for the next vrdmad: nothing changes it */
 	struct vdev_stats stats;

@@ -130,7 +130,7 @@ uint8_t vdev_cmd_add_db_page(struct vdev *v, const void *req, void *rsp)
 		return VIRTIO_RDMA_ERR_NOMEM;
 	db->gpa = gpa;
 	/* the device's half starts known: no wake asked for yet */
-	if (gring_db_need_wake(&v->vu.mem, gpa, false)) {
+	if (gring_db_need_wake(&v->vu.mem, gpa, 0)) {
 		free(db);
 		return VIRTIO_RDMA_ERR_FAULT;
 	}
@@ -826,10 +826,17 @@ unsigned int vdev_poll_rings(struct vdev *v)
 
 bool vdev_rings_want_kicks(struct vdev *v, bool wanted)
 {
+	uint32_t n = 0;
 	unsigned int i;
 
+	/* a new number for each sleep (never 0): a guest kicks once for it */
+	if (wanted) {
+		n = ++v->wake_seq;
+		if (!n)
+			n = v->wake_seq = 1;
+	}
 	for (i = 0; i < VDEV_MAX_DB_PAGES; i++)
-		if (v->dbs[i] && gring_db_need_wake(&v->vu.mem, v->dbs[i]->gpa, wanted))
+		if (v->dbs[i] && gring_db_need_wake(&v->vu.mem, v->dbs[i]->gpa, n))
 			v->stats.ring_errors++;
 	/* a bit set before need_wake was seen: taken now, so no kick is owed */
 	return wanted && (take_doorbells(v) || v->n_ring_pend);

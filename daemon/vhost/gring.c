@@ -158,7 +158,7 @@ int gring_db_take(const struct guest_mem *gm, uint64_t gpa, uint32_t w, uint64_t
 	return 0;
 }
 
-int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, bool on)
+int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, uint32_t n)
 {
 	uint32_t *p = gpa % GRING_PAGE ? NULL : guest_gpa(gm, gpa + GRING_DB_NEED_WAKE, 4);
 
@@ -166,6 +166,6 @@ int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, bool on)
 		return -EFAULT;
 	/* seq_cst: the worker looks at the bits again after this, and a guest
 	 * sets its bit before it reads need_wake (both sides' store-then-load) */
-	__atomic_store_n(p, htole32(on ? 1u : 0u), __ATOMIC_SEQ_CST);
+	__atomic_store_n(p, htole32(n), __ATOMIC_SEQ_CST);
 	return 0;
 }

@@ -100,7 +100,7 @@ static inline uint64_t gring_db_take_word(uint64_t *p)
 
 	return bits ? le64toh(__atomic_exchange_n(p, 0, __ATOMIC_ACQ_REL)) : 0;
 }
-/* need_wake set (before the worker sleeps) or cleared. */
-int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, bool on);
+/* need_wake: the sleep's number (before the worker sleeps), or 0 (it polls). */
+int gring_db_need_wake(const struct guest_mem *gm, uint64_t gpa, uint32_t n);
 
 #endif

@@ -100,6 +100,7 @@ struct vrdma_db {
 	void *page;
 	unsigned long *used;		/* VIRTIO_RDMA_DB_BITS bits */
 	u32 dbn;
+	u32 kicked;			/* need_wake's number last kicked for */
 };
 
 /*

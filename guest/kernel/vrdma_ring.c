@@ -354,19 +354,26 @@ void *vrdma_ring_next(struct vrdma_dev *dev, struct vrdma_ring *r, int *err)
 }
 
 /* The ring's doorbell bit, then a kick only if the device sleeps: it sets
- * need_wake, then looks at the bits once more, before it sleeps.
+ * need_wake to a new number, then looks at the bits once more, before it
+ * sleeps, and clears need_wake before it looks again when it wakes. One
+ * kick per number: a post that finds the number already kicked for is seen
+ * by the worker that kick wakes.
  */
 void vrdma_ring_bell(struct vrdma_dev *dev, struct vrdma_ring *r)
 {
-	u8 *page = r->db->page;
+	struct vrdma_db *db = r->db;
+	u32 n;
 
-	set_bit_le(r->bit, page + VIRTIO_RDMA_DB_BITS_OFF);
+	set_bit_le(r->bit, db->page + VIRTIO_RDMA_DB_BITS_OFF);
 	/* the bit before need_wake is read, as the device's need_wake
 	 * before its last look at the bits
 	 */
 	smp_mb();
-	if (READ_ONCE(*(u32 *)(page + VIRTIO_RDMA_DB_NEED_WAKE)))
+	n = le32_to_cpu(READ_ONCE(*(__le32 *)(db->page + VIRTIO_RDMA_DB_NEED_WAKE)));
+	if (n && n != READ_ONCE(db->kicked)) {
+		WRITE_ONCE(db->kicked, n);
 		virtqueue_notify(dev->wake_vq);
+	}
 }
 
 /* The WQEs written up to idx are the device's: prod, then the bell. */

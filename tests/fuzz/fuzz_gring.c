@@ -141,7 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(ret || (a < GRING_DB_WORDS && gring_db_ok(&gm, b % SPAN)));
 			break;
 		case 5:
-			ret = gring_db_need_wake(&gm, b % SPAN, data[1] & 1);
+			ret = gring_db_need_wake(&gm, b % SPAN, data[1]);
 			CHECK(ret == 0 || ret == -EFAULT);
 			break;
 		case 6:		/* a smaller table: pages past it must fail */

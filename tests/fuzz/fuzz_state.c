@@ -460,6 +460,9 @@ static bool setup_queue(unsigned int q)
 	return send_msg(VHOST_USER_SET_VRING_ENABLE, &st, sizeof(st), NULL, 0) == 0;
 }
 
+/* need_wake's number at the last sleep (0: none yet) */
+static uint32_t last_wake;
+
 /* A doorbell page's need_wake word (the device's). */
 static uint32_t need_wake(uint32_t db)
 {
@@ -513,6 +516,7 @@ static void connect_device(void)
 	memset(slot_area, 0, sizeof(slot_area));
 	rang = ev_hold = false;
 	n_db = 0;
+	last_wake = 0;
 	if (rings) {
 		/* what a reset let go of stays so (area_check) */
 		memset(guest + CQ_AREA(0), GONE, N_RSLOTS * CQR_PAGES * 4096u);
@@ -2091,12 +2095,21 @@ static void op_ring_db(void)
 	}
 	case 4: {
 		bool had = rang && live_bit_set(), work;
+		uint32_t n = 0;
 
 		if (!vdev_live(&v))
 			break;
 		work = vdev_want_kicks(&v, true);
-		for (i = 0; i < n_db; i++)
-			CHECK(need_wake(db_off[i]) == 1 || db_off[i] >= mem_size);
+		/* one number on every page, never 0, never the last sleep's */
+		for (i = 0; i < n_db; i++) {
+			if (db_off[i] >= mem_size)
+				continue;
+			CHECK(need_wake(db_off[i]) && need_wake(db_off[i]) != last_wake);
+			CHECK(!n || need_wake(db_off[i]) == n);
+			n = need_wake(db_off[i]);
+		}
+		if (n)
+			last_wake = n;
 		CHECK(work || !had || mem_size < GUEST_SIZE);
 		if (b & 1) {		/* a post while it sleeps: the driver kicks */
 			struct f_ring *r = pick_ring(b >> 1, &cq);

@@ -217,7 +217,7 @@ static void test_page_gone(void **state)
 	gring_free(&r);
 }
 
-/* [6] doorbell words: taken whole and left 0; need_wake at byte 0; words
+/* [6] doorbell words: taken whole and left 0; need_wake (le32) at byte 0; words
  * past the page and pages outside memory refused */
 static void test_doorbell(void **state)
 {
@@ -238,9 +238,9 @@ static void test_doorbell(void **state)
 	assert_int_equal(gring_db_take(&gm, db, GRING_DB_WORDS, &bits), -EFAULT);
 	assert_int_equal(gring_db_take(&gm, db + 8, 0, &bits), -EFAULT);
 	assert_int_equal(GRING_DB_BITS, 32256);
-	assert_int_equal(gring_db_need_wake(&gm, db, true), 0);
-	assert_int_equal(le32toh(*(uint32_t *)(mem + 7 * GRING_PAGE)), 1);
-	assert_int_equal(gring_db_need_wake(&gm, db, false), 0);
+	assert_int_equal(gring_db_need_wake(&gm, db, 0x12345678), 0);
+	assert_int_equal(le32toh(*(uint32_t *)(mem + 7 * GRING_PAGE)), 0x12345678);
+	assert_int_equal(gring_db_need_wake(&gm, db, 0), 0);
 	assert_int_equal(*(uint32_t *)(mem + 7 * GRING_PAGE), 0);
 }
 

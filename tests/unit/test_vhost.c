@@ -3722,6 +3722,15 @@ static void test_cq_ring(void **state)
 	fx_free(f);
 }
 
+/* The doorbell page's need_wake, as the guest reads it. */
+static uint32_t need_wake_word(const struct fx *f)
+{
+	uint32_t w;
+
+	memcpy(&w, f->mem + DB_OFF + GRING_DB_NEED_WAKE, sizeof(w));
+	return le32toh(w);
+}
+
 /* docs/virtio-rdma.md section 8: QP rings. CREATE_QP_RING refuses an SRQ
  * (no SRQ rings yet: UNSUPP), an unknown doorbell page, one bit for both
  * rings, a ring smaller than max_*_wr or a stride smaller than the largest
@@ -3735,7 +3744,7 @@ static void test_cq_ring(void **state)
  * frees its bits; a reset frees a live QP's rings. */
 static void test_qp_ring(void **state)
 {
-	uint32_t pdn, cqn, k, qpn, dbn, qpn2, k2, len, i, fatal = 0;
+	uint32_t pdn, cqn, k, qpn, dbn, qpn2, k2, len, i, fatal = 0, wake;
 	struct fx *f = fx_new("vm-a", 1);
 	struct virtio_rdma_cmd_create_qp_ring q;
 	struct virtio_rdma_rsp_create_qp r1;
@@ -3801,17 +3810,21 @@ static void test_qp_ring(void **state)
 	assert_int_equal(f->v->stats.send_wqes, 1);
 	assert_int_equal(qring_word(f, SQR_OFF, GRING_TAKEN), 1);
 
-	/* before sleeping: need_wake on the page; a bit set is work */
+	/* before sleeping: need_wake on the page, a number new at each
+	 * sleep and never 0 (a guest kicks once per number); a bit set is work */
 	assert_false(vdev_want_kicks(f->v, true));
-	assert_int_equal(f->mem[DB_OFF + GRING_DB_NEED_WAKE], 1);
+	wake = need_wake_word(f);
+	assert_int_not_equal(wake, 0);
 	ring_doorbell(f, 100);		/* in a word no ring uses: never looked at */
 	assert_false(vdev_want_kicks(f->v, true));
+	assert_int_not_equal(need_wake_word(f), 0);
+	assert_int_not_equal(need_wake_word(f), wake);
 	ring_doorbell(f, 22);		/* beside the rings' bits, naming none */
 	assert_true(vdev_want_kicks(f->v, true));
 	assert_int_equal(f->v->stats.stray_doorbells, 1);
 	assert_int_equal(f->mem[DB_OFF + GRING_DB_BITS_OFF + 100 / 8], 1u << (100 % 8));
 	vdev_want_kicks(f->v, false);
-	assert_int_equal(f->mem[DB_OFF + GRING_DB_NEED_WAKE], 0);
+	assert_int_equal(need_wake_word(f), 0);
 
 	/* a prod five ahead of a ring of four: that QP to ERR, QP_FATAL */
 	set_qring_word(f, RQR_OFF, GRING_PROD, 2 + 5);

@@ -93,8 +93,23 @@ perf() {	# TEST SIZE ITERS WHO-SERVES
 	perf_row "$test" || { sed 's/^/    /' "$TMP/client.out"; return 1; }
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$TMP/client.out" | sed 's/^/    /'
 }
+# kicks and the workers' wakeups: a guest kicks once per need_wake number,
+# a new one at each sleep of the worker, so the kicks cannot outnumber the
+# wakeups but by the control queue's (a few per program)
+wake_counts() {
+	ctl stats --json | jq -r '[([.workers[].kicks] | add), ([.workers[].wakeups] | add)] | @tsv'
+}
+read -r KICKS0 WAKES0 <<< "$(wake_counts)"
 check "ib_send_bw -s 64 -n 5000 from the VM to Soft-RoCE" perf send_bw 64 5000 rxe
 check "ring_wqes counts the 5000 sends" ring_count 5000
+kick_once() {
+	local k w
+	read -r k w <<< "$(wake_counts)"
+	k=$((k - KICKS0)) w=$((w - WAKES0))
+	echo "    $k kicks ($(awk -v k="$k" 'BEGIN { printf "%.3f", k / 5000 }') per WQE), $w wakeups"
+	[ "$k" -le $((w + 50)) ]
+}
+check "... with at most one kick per sleep of the worker" kick_once
 check "ib_write_lat -s 64 -n 500 VM <-> Soft-RoCE, vm serves" perf write_lat 64 500 vm
 
 # kernel verbs on rings: the selftest's CQs polled in softirq after

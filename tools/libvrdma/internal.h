@@ -133,6 +133,7 @@ struct vrdma_ctx {
 	bool rings;
 	uint8_t *db;
 	uint32_t dbn, next_bit;		/* next_bit: where to look for a free one */
+	uint32_t kicked;		/* need_wake's number last kicked for */
 	uint64_t bits_used[VIRTIO_RDMA_DB_BITS / 64];	/* of our doorbell page */
 	struct vring wake;
 	struct vring event;		/* the device's events, one per buffer */

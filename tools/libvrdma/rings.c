@@ -299,16 +299,23 @@ int uring_get(struct wq *wq, size_t len, uint8_t **buf)
 	return 0;
 }
 
-/* A ring's doorbell bit, then a kick if the device sleeps. */
+/* A ring's doorbell bit, then a kick if the device sleeps: once per
+ * need_wake number (the device clears it before it looks at the bits again
+ * on waking, so a post that finds the number kicked for already is seen). */
 static void ring_bell(struct vrdma_ctx *ctx, uint32_t bit)
 {
 	uint64_t *bits = (uint64_t *)(ctx->db + VIRTIO_RDMA_DB_BITS_OFF) + bit / 64;
 	uint64_t one = 1;
+	uint32_t n;
 
 	/* the bit, then need_wake (the device: need_wake, then the bits) */
 	__atomic_fetch_or(bits, htole64(1ull << (bit % 64)), __ATOMIC_SEQ_CST);
-	if (__atomic_load_n((uint32_t *)(ctx->db + VIRTIO_RDMA_DB_NEED_WAKE), __ATOMIC_SEQ_CST) &&
-	    write(ctx->wake.kick_fd, &one, sizeof(one)) < 0)
+	n = le32toh(__atomic_load_n((uint32_t *)(ctx->db + VIRTIO_RDMA_DB_NEED_WAKE),
+				    __ATOMIC_SEQ_CST));
+	if (!n || n == __atomic_load_n(&ctx->kicked, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&ctx->kicked, n, __ATOMIC_RELAXED);
+	if (write(ctx->wake.kick_fd, &one, sizeof(one)) < 0)
 		conn_lost(ctx, -errno);
 }
 
