@@ -137,6 +137,11 @@ _guest_boot_once() {
 	ip -n "$ns" link show "$tap" > /dev/null 2>&1 || guest_tap "$ns" "$tap" || return 1
 
 	local append="console=ttyS0 root=/dev/vda rw net.ifnames=0 panic=-1 mitigations=off loglevel=4"
+	# virtio_net's transmit completions without NAPI: with it, a 6.1 guest
+	# under TCG that sends flat out (rxe answering big READs) lost its
+	# transmit queue for good about once in twenty `ib_read_bw -a` (its TX
+	# watchdog, rxe.sh's guest_tx_stalled); without it, none in 40.
+	append+=" virtio_net.napi_tx=0"
 	append+=" vrdma.ip=$cidr vrdma.share=vrdma vrdma.rdma=$GUEST_RDMA"
 	[ -z "$gw" ] || append+=" vrdma.gw=$gw"
 	append+=" ${GUEST_APPEND:-}"

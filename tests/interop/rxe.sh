@@ -81,9 +81,11 @@ guest_mtu() {
 # guest's kernel says "NETDEV WATCHDOG: eth0 ...: transmit queue 0 timed out"
 # every 5 s, its qdisc fills, `ip link set eth0 down` hangs, and nothing leaves
 # the guest again (rxe's responses, TCP) — vrdma-perf ends in RETRY_EXC and
-# every later check fails with "Couldn't connect". That says nothing about
-# vrdmad: pair() asks the guest's kernel after a failure, and only when it
-# reports the stall boots the guest again and runs the pair once more.
+# every later check fails with "Couldn't connect". guest.sh boots guests with
+# virtio_net.napi_tx=0, which avoided it in 40 runs; should it come back, it
+# says nothing about vrdmad: pair() asks the guest's kernel after a failure,
+# and only when it reports the stall boots the guest again and runs the
+# pair once more.
 TX_STALLS=0
 guest_tx_stalled() {
 	guest_run 20 "dmesg | grep -q 'transmit queue [0-9]* timed out'" > /dev/null 2>&1
