@@ -445,7 +445,8 @@ unsigned int vdev_poll_cq_ring(struct vdev *v, struct vdev_cq *cq, uint32_t cqn)
 	 * written just before the arm was seen would wake no one */
 	if (!cq->in_error && ring_take_arm(v, cq, arm) && cq->written != cq->cons &&
 	    (cq->armed == VIRTIO_RDMA_NOTIFY_NEXT_COMPLETION ||
-	     (cq->notable && cq->written - cq->notable_at < cq->written - cq->cons)))
+	     (cq->armed == VIRTIO_RDMA_NOTIFY_SOLICITED && cq->notable &&
+	      cq->written - cq->notable_at < cq->written - cq->cons)))
 		notify = true;
 	cq->arm_rung = false;
 	/* events first, as on a v1 CQ; an errored CQ still says so */

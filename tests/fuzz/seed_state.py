@@ -293,6 +293,15 @@ seeds.update({
         '4wABEAABEPIAAgEHAAAHAAD/fwAACS4H++8HAAD/fwAABAAALAEOAAQAAAABuLi4uLi4uLi4uLi4uLi4uLi4uLi4'
         'uLi4uLi4uLi4uLi4uLi4uLi4uLgEAQ4CAXx8fHx8dHx8fHx8fHwAAAcAAAAAAAcAAABkAAoyAwELDwAACgMBCw8A'
         'AOAEAQ4CAQ0AAWwFBQAgYQAACgMBCw8AAAoDAQsPAAAOCwoDABIBCw8AAAoDAQsPAAA='),
+    # found by this target (CI, 2026-11-28): an arm word with a new seq and
+    # no flag, an error CQE waiting unconsumed: the device fired an event
+    # no arm asked for (the SOLICITED rule did not look at the flags)
+    'ring_arm_no_flag': base64.b64decode(
+        '4wABAgABEAACAQcAAwAABwAA/38AAAICBwAQBwAA/38AAAQABAAADgEAAAAAAQ4ABQABZAAAAMgAAAACBA4/4gABCA'
+        'AVAQEAAAcAAABkAAgAFQEBACAHAAAAZAAIAAEVRwEOBAAAAGQACAAVAQEAAAcAAABkAAgAFQEBAAAHAAAAZAAIx8fH'
+        'x8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHx8fHABUBAQAABwAAAJz/9//q/v75AAcA/P+b/wgtFQEBAAAHAAAAZC'
+        'QkJCQkJCQkJCQkJCQkACAHAAAAZF0ACAAVBAEBRw4AAABkAAgAFQEBAAAHAAAAZAAIABUBAQAABwgAAB708P/7CgMB'
+        'Cw8AAAoDAQsPAAA='),
 })
 os.makedirs(OUT, exist_ok=True)
 for name, data in seeds.items():

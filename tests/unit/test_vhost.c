@@ -3896,7 +3896,8 @@ static uint32_t ring_qp_rts(struct fx *f, uint32_t pdn, uint32_t cqn, uint32_t d
  * 11.4.2.2) fires for a solicited completion, not for another; an arm
  * taken while a solicited one waits past the guest's cons fires at once
  * (else one written just before the arm was seen would wake no one), one
- * taken after the guest consumed it does not. */
+ * taken after the guest consumed it does not, nor a new seq without a
+ * flag. */
 static void test_cq_ring_solicited(void **state)
 {
 	uint32_t pdn, cqn, dbn, qpn;
@@ -3923,6 +3924,13 @@ static void test_cq_ring_solicited(void **state)
 	poll_dev(f);
 	assert_int_equal(ring_word(f, GRING_WRITTEN), 3);
 	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	/* a new seq with no flag asks for nothing, though the solicited one
+	 * waits unconsumed (fuzz_state: an event no arm asked for) */
+	set_ring_word(f, GRING_ARM, 9u << 2);
+	ring_doorbell(f, 7);
+	poll_dev(f);
+	assert_int_equal(used_idx(f, VIRTIO_RDMA_EVENT_VQ), 1);
+	assert_int_equal(ring_word(f, GRING_ARMED), 9);
 	/* armed again while it waits unconsumed: at once */
 	set_ring_word(f, GRING_ARM, 2u << 2 | VIRTIO_RDMA_NOTIFY_SOLICITED);
 	ring_doorbell(f, 7);
