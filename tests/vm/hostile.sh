@@ -103,15 +103,7 @@ check "every CQ and QP slot can be had again" all_slots
 # rebind TIMEOUT_MS: the driver bound again (a fresh device), its commands
 # given TIMEOUT_MS (and REBIND_PARAMS); vrdma0 ACTIVE.
 REBIND_PARAMS=
-rebind() {
-	local out
-	guest_use vm
-	out=$(guest_run 90 "modprobe -r virtio_rdma; modprobe virtio_rdma cmd_timeout_ms=$1 $REBIND_PARAMS &&
-		for i in \$(seq 150); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;
-		rdma link show vrdma0/1") || { echo "$out" | sed 's/^/    /'; guest_save vm; return 1; }
-	guest_save vm
-	echo "$out" | grep -q 'state ACTIVE' || { echo "    $out"; return 1; }
-}
+rebind() { vm_reload "cmd_timeout_ms=$1" $REBIND_PARAMS; }
 
 # daemon_swap [LIE]: the running vrdmad ends cleanly and the liar telling
 # LIE (or, without one, the honest vrdmad) takes the VM's socket.

@@ -149,6 +149,18 @@ vm_boot() {
 	[ "${VM_RINGS:-0}" != 1 ] || check "the driver is on rings (VM_RINGS=1)" vm_on_rings
 }
 
+# vm_reload PARAMS...: virtio_rdma in the VM unloaded and loaded again with
+# PARAMS (a fresh device); up to 30 s for vrdma0 to be ACTIVE. Prints what
+# went wrong, or `rdma link show`'s line for vrdma0 in VM_RELOAD_OUT.
+vm_reload() {
+	guest_use vm
+	VM_RELOAD_OUT=$(guest_run 90 "modprobe -r virtio_rdma; modprobe virtio_rdma $* &&
+		for i in \$(seq 150); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;
+		rdma link show vrdma0/1") || { echo "$VM_RELOAD_OUT" | sed 's/^/    /'; guest_save vm; return 1; }
+	guest_save vm
+	echo "$VM_RELOAD_OUT" | grep -q 'state ACTIVE' || { echo "    $VM_RELOAD_OUT"; return 1; }
+}
+
 # vm_on_rings: virtio_rdma in the VM took ABI v2's rings.
 vm_on_rings() {
 	local out

@@ -125,14 +125,10 @@ check "ib_write_lat -s 64 -n 2000 from the VM: system calls per round trip (v1)"
 # message rate against v1's in one run (TCG: the ratio, not the times), and
 # a kick at most once per sleep of the worker (need_wake's number).
 rings_rebind() {
-	local out
+	vm_reload rings=1 || return 1
+	echo "    $VM_RELOAD_OUT"
 	guest_use vm
-	out=$(guest_run 90 "modprobe -r virtio_rdma && modprobe virtio_rdma rings=1 &&
-		for i in \$(seq 150); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;
-		cat /sys/module/virtio_rdma/parameters/rings; rdma link show vrdma0/1") || true
-	guest_save vm
-	echo "$out" | sed 's/^/    /'
-	echo "$out" | grep -qx Y && echo "$out" | grep -q 'state ACTIVE'
+	vm_on_rings
 }
 check "the driver bound again on rings (rings=1): vrdma0 ACTIVE" rings_rebind
 rings_counts() {
