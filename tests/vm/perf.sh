@@ -99,6 +99,7 @@ notifications() {
 	local irq=$(( b[3] - a[3] )) cqirq=$(( b[4] - a[4] ))
 	KICKS=$(( b[5] - a[5] )) WAKES=$(( b[6] - a[6] ))
 	RATE=$(awk '$1 == 64 && NF >= 5 { r = $5 } END { print r + 0 }' "$TMP/client.out")
+	grep -E '^ *64 ' "$TMP/client.out" | sed 's/^ */    the VM: /'	# the row RATE is from
 	echo "    $wqes WQEs, $cqes CQEs: $KICKS kicks ($(awk -v k="$KICKS" -v w="$wqes" \
 		'BEGIN { printf "%.3f", k / w }') per WQE, $WAKES wakeups of the worker), $irq interrupts" \
 		"($(awk -v i="$irq" -v c="$cqes" 'BEGIN { printf "%.3f", i / c }') per CQE, $cqirq of them armed CQs),"
