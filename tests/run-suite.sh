@@ -6,7 +6,7 @@
 # fails, the rest cannot tell anything and is not run. A script exits 77 to
 # say it was skipped (not root, QEMU cannot run here). The checks that
 # failed are named again at the end, with what they printed, where a CI
-# log's tail shows them.
+# log's tail shows them, after the time each script took.
 suite=$1
 cd "$(dirname "$0")/$2" || exit 1
 shift 2
@@ -29,11 +29,14 @@ fail_details() {
 		}
 		!/^    (\||--- vrdmad.s log)/ { buf[++n] = $0 }'
 }
+times=()
 for t in "$@"; do
 	echo "== $t"
 	out=$(mktemp)
+	t0=$SECONDS
 	bash "$t" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	times+=("${t#./} $((SECONDS - t0)) s")
 	read -r p f < <(sed -n 's/^[a-z0-9_-]*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
 	while IFS= read -r l; do failed_checks+=("$t $l"); done < \
 		<(sed -En 's/^ *\[ *([0-9]+)\] (.*[^ ]) +FAIL$/[\1] \2/p' "$out")
@@ -48,6 +51,8 @@ for t in "$@"; do
 	esac
 	[ "$t" != "$first" ] || [ $rc = 0 ] || break	# the harness failed
 done
+# where the suite's time went (the whole check is to stay under 45 min)
+(IFS=,; echo "$suite times:${times[*]/#/ }")
 [ ${#skipped[@]} = 0 ] || echo "skipped: ${skipped[*]}"
 [ ! -s "$details" ] || { echo "what the failed checks printed:"; cat "$details"; }
 [ ${#failed_checks[@]} = 0 ] || printf 'failed check: %s\n' "${failed_checks[@]}"
