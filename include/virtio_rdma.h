@@ -327,6 +327,7 @@ struct virtio_rdma_ring_desc {
 #define VIRTIO_RDMA_RING_WRITTEN	68	/* CQ: CQEs written */
 #define VIRTIO_RDMA_RING_ARMED		72	/* CQ: the last arm's seq, fired */
 #define VIRTIO_RDMA_RING_HDR_MIN	128
+#define VIRTIO_RDMA_RING_MAX_ENTRIES	32768u
 #define VIRTIO_RDMA_DB_NEED_WAKE	0
 #define VIRTIO_RDMA_DB_BITS_OFF		64
 #define VIRTIO_RDMA_DB_BITS		((4096 - VIRTIO_RDMA_DB_BITS_OFF) * 8)

@@ -18,7 +18,7 @@
 #include "virtio_rdma.h"
 
 #define GRING_PAGE		4096u
-#define GRING_MAX_ENTRIES	32768u
+#define GRING_MAX_ENTRIES	VIRTIO_RDMA_RING_MAX_ENTRIES
 #define GRING_MIN_STRIDE	64u
 #define GRING_HDR_MIN		VIRTIO_RDMA_RING_HDR_MIN
 /* Header words (the ABI's): 0..63 the guest writes, 64..127 the device. */

@@ -15,9 +15,10 @@
 #include <rdma/ib_verbs.h>
 
 #include "virtio_rdma.h"
+#include "vrdma_uverbs.h"
 
-/* Bumped when the (empty) udata between this driver and the rdma-core
- * provider changes; the provider matches it.
+/* Bumped when the udata between this driver and the rdma-core provider
+ * (include/vrdma_uverbs.h) changes incompatibly; the provider matches it.
  */
 #define VRDMA_UVERBS_ABI_VERSION	1
 #define VRDMA_PORT			1
@@ -109,10 +110,12 @@ struct vrdma_db {
  * only after DESTROY was answered or the device was reset. The CQ, QP or
  * SRQ that owns it takes its lock to post or poll: a spinlock, or for a
  * user QP's or SRQ's ring (process context, whose inline copy may fault)
- * the mutex.
+ * the mutex. A ring in a program's memory (umem, pinned; mem its kernel
+ * mapping, or NULL) is the program's to post and poll.
  */
 struct vrdma_ring {
 	void *mem;
+	struct ib_umem *umem;
 	size_t len;
 	u32 entries;
 	u32 stride;
@@ -181,6 +184,7 @@ struct vrdma_dev {
 	struct mutex db_lock;		/* dbs, ndbs and their bits */
 	struct vrdma_db *dbs;		/* cfg.max_db_pages */
 	u32 ndbs;
+	u32 nudbs;			/* programs' pages, beside dbs */
 	/* cqn -> struct vrdma_cq; VRDMA_CQ_DYING from before DESTROY_CQ
 	 * until the events the device wrote before its answer are taken
 	 */
@@ -199,8 +203,20 @@ struct vrdma_dev {
 	struct work_struct bind_work;
 };
 
+/* A program's doorbell page, mapped into it at db_offset. */
+struct vrdma_umap {
+	struct rdma_user_mmap_entry entry;
+	struct page *page;
+};
+
+/* With rings (VRDMA_UCTX_RINGS), a doorbell page of its own: its bits name
+ * only its queues, so it can make the device look at nothing else.
+ */
 struct vrdma_ucontext {
 	struct ib_ucontext ibuc;
+	bool rings;
+	struct vrdma_db db;
+	struct vrdma_umap *umap;
 };
 
 struct vrdma_pd {
@@ -223,6 +239,11 @@ struct vrdma_mr {
 	u32 npages;
 };
 
+struct vrdma_mw {
+	struct ib_mw ibmw;
+	u32 mwn;
+};
+
 struct vrdma_cq {
 	struct ib_cq ibcq;
 	struct vrdma_dev *dev;
@@ -233,6 +254,8 @@ struct vrdma_cq {
 	struct work_struct event_work;	/* the event a poll made sure of */
 	struct vrdma_ring ring;		/* ABI v2 */
 	u32 arm_seq;			/* ring.lock */
+	u32 ev_idx;			/* a program's ring: events seen to here */
+	struct ib_ucontext *uctx;	/* its context */
 };
 
 struct vrdma_srq {
@@ -256,6 +279,11 @@ struct vrdma_qp {
 	struct ib_qp_cap cap;
 	struct vrdma_ring sqr, rqr;	/* ABI v2 (no rqr on an SRQ) */
 };
+
+static inline struct vrdma_ucontext *to_vuc(struct ib_ucontext *uc)
+{
+	return container_of(uc, struct vrdma_ucontext, ibuc);
+}
 
 static inline struct vrdma_dev *to_vdev(struct ib_device *ib)
 {
@@ -290,6 +318,11 @@ static inline struct vrdma_ah *to_vah(struct ib_ah *ah)
 static inline struct vrdma_mr *to_vmr(struct ib_mr *mr)
 {
 	return container_of(mr, struct vrdma_mr, ibmr);
+}
+
+static inline struct vrdma_mw *to_vmw(struct ib_mw *mw)
+{
+	return container_of(mw, struct vrdma_mw, ibmw);
 }
 
 /* vrdma_ctrl.c */
@@ -329,6 +362,13 @@ int vrdma_ring_alloc(struct vrdma_ring *r, u32 entries, u32 stride,
 		     bool user, bool sleep);
 int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 		 unsigned int n);
+int vrdma_udb_get(struct vrdma_dev *dev, struct vrdma_ucontext *uc,
+		  struct vrdma_ring **rs, unsigned int n);
+int vrdma_udb_add(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
+void vrdma_udb_del(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
+int vrdma_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,
+		    const struct vrdma_ring_req *req, bool map);
+void vrdma_ring_kick(struct vrdma_dev *dev);
 __le64 *vrdma_ring_pages(struct vrdma_ring *r, u32 *npages);
 void vrdma_ring_free(struct vrdma_dev *dev, struct vrdma_ring *r, bool keep);
 void vrdma_ring_desc(struct vrdma_ring *r, struct virtio_rdma_ring_desc *d,
@@ -372,6 +412,8 @@ int vrdma_del_gid(const struct ib_gid_attr *attr, void **context);
 int vrdma_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata);
 void vrdma_dealloc_ucontext(struct ib_ucontext *uc);
 void vrdma_disassociate_ucontext(struct ib_ucontext *uc);
+int vrdma_mmap(struct ib_ucontext *uc, struct vm_area_struct *vma);
+void vrdma_mmap_free(struct rdma_user_mmap_entry *entry);
 int vrdma_alloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int vrdma_dealloc_pd(struct ib_pd *pd, struct ib_udata *udata);
 int vrdma_create_ah(struct ib_ah *ah, struct rdma_ah_init_attr *init,
@@ -388,6 +430,8 @@ struct ib_mr *vrdma_reg_user_mr(struct ib_pd *pd, u64 start, u64 length,
 int vrdma_dereg_mr(struct ib_mr *mr, struct ib_udata *udata);
 struct ib_mr *vrdma_alloc_mr(struct ib_pd *pd, enum ib_mr_type type,
 			     u32 max_num_sg);
+int vrdma_alloc_mw(struct ib_mw *mw, struct ib_udata *udata);
+int vrdma_dealloc_mw(struct ib_mw *mw);
 int vrdma_map_mr_sg(struct ib_mr *mr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 
@@ -399,6 +443,7 @@ int vrdma_poll_cq(struct ib_cq *cq, int num, struct ib_wc *wc);
 int vrdma_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags);
 void vrdma_cq_done(struct virtqueue *vq);
 bool vrdma_cq_ready(struct vrdma_cq *cq);
+void vrdma_cq_user_events(struct vrdma_cq *cq);
 
 /* vrdma_qp.c */
 int vrdma_create_qp(struct ib_qp *qp, struct ib_qp_init_attr *init,

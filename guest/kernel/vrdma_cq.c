@@ -9,6 +9,7 @@
 #include <linux/delay.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vrdma.h"
 
@@ -100,11 +101,45 @@ static int vrdma_cq_ring_publish(struct vrdma_dev *dev, struct vrdma_cq *cq)
 	return err;
 }
 
-/* ABI v2: the CQ's CQEs in a ring of ours, entries >= cqe. */
+static void vrdma_destroy_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq);
+
+/*
+ * A program's CQ ring (VRDMA_UCTX_RINGS): the provider's memory, at least
+ * cqe entries of 64 bytes, a bit of its context's doorbell page.
+ */
+static int vrdma_cq_ring_user(struct vrdma_dev *dev, struct vrdma_cq *cq,
+			      u32 cqe, struct ib_udata *udata)
+{
+	struct vrdma_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct vrdma_ucontext, ibuc);
+	struct vrdma_create_cq_req ureq;
+	struct vrdma_ring *r = &cq->ring;
+	int err;
+
+	if (udata->outlen < sizeof(struct vrdma_create_cq_resp))
+		return -EINVAL;
+	if (ib_copy_from_udata(&ureq, udata, sizeof(ureq)))
+		return -EFAULT;
+	if (ureq.ring.stride != 64 || ureq.ring.entries < cqe)
+		return -EINVAL;
+	err = vrdma_ring_user(dev, r, &ureq.ring, true);
+	if (err)
+		return err;
+	err = vrdma_udb_get(dev, uc, &r, 1);
+	if (err)
+		vrdma_ring_free(dev, r, false);
+	cq->uctx = &uc->ibuc;
+	return err;
+}
+
+/* ABI v2: the CQ's CQEs in a ring of ours, entries >= cqe, or of the
+ * program's (udata with a ring).
+ */
 static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
-				u32 cqe)
+				u32 cqe, struct ib_udata *udata)
 {
 	struct virtio_rdma_cmd_create_cq_ring req = {};
+	struct vrdma_create_cq_resp uresp = {};
 	struct virtio_rdma_rsp_create_cq rsp;
 	struct vrdma_ring *r = &cq->ring;
 	__le64 *list;
@@ -113,10 +148,16 @@ static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
 
 	cq->dev = dev;
 	INIT_WORK(&cq->event_work, vrdma_cq_event_work);
-	err = vrdma_ring_alloc(r, roundup_pow_of_two(cqe), 64,
-			       cq->ibcq.uobject, false);
-	if (!err)
-		err = vrdma_db_get(dev, &r, 1);
+	if (udata && udata->inlen &&
+	    rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
+				      ibuc)->rings) {
+		err = vrdma_cq_ring_user(dev, cq, cqe, udata);
+	} else {
+		err = vrdma_ring_alloc(r, roundup_pow_of_two(cqe), 64,
+				       cq->ibcq.uobject, false);
+		if (!err)
+			err = vrdma_db_get(dev, &r, 1);
+	}
 	list = err ? NULL : vrdma_ring_pages(r, &npages);
 	if (!list) {
 		vrdma_ring_free(dev, r, false);
@@ -149,7 +190,14 @@ static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
 		return err;
 	}
 	cq->ibcq.cqe = r->entries;
-	return 0;
+	if (!r->umem)
+		return 0;
+	uresp.flags = VRDMA_UCTX_RINGS;
+	uresp.db_bit = r->bit;
+	err = ib_copy_to_udata(udata, &uresp, sizeof(uresp));
+	if (err)
+		vrdma_destroy_cq_ring(dev, cq);
+	return err;
 }
 
 /* Never fails, as v1's: the event queue finds the CQ dying until the
@@ -186,7 +234,8 @@ int vrdma_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (attr->cqe < 1 || attr->cqe > dev->cfg.max_cqe)
 		return -EINVAL;
 	if (dev->rings)
-		return vrdma_create_cq_ring(dev, cq, attr->cqe);
+		return vrdma_create_cq_ring(dev, cq, attr->cqe,
+					    attrs ? &attrs->driver_udata : NULL);
 	req.cqe = cpu_to_le32(attr->cqe);
 	err = vrdma_cmd(dev, VIRTIO_CMD_CREATE_CQ, &req, sizeof(req),
 			&rsp, sizeof(rsp));
@@ -297,8 +346,9 @@ void vrdma_cq_done(struct virtqueue *vq)
 /* SRQ_LIMIT_REACHED names the SRQ in src_qp; found and used under the
  * xarray's lock, which destroy_srq takes to remove it.
  */
-static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
+static void vrdma_srq_event(struct vrdma_cq *cq, u32 srqn)
 {
+	struct vrdma_dev *dev = cq->dev;
 	struct ib_event ev = {
 		.device = &dev->ib,
 		.event = IB_EVENT_SRQ_LIMIT_REACHED,
@@ -308,6 +358,11 @@ static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
 
 	xa_lock_irqsave(&dev->srqs, flags);
 	srq = xa_load(&dev->srqs, srqn);
+	/* from a program's ring: only an SRQ of its own */
+	if (srq && cq->ring.umem &&
+	    (!srq->ibsrq.pd->uobject ||
+	     srq->ibsrq.pd->uobject->context != cq->uctx))
+		srq = NULL;
 	if (srq && srq->ibsrq.event_handler) {
 		ev.element.srq = &srq->ibsrq;
 		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
@@ -320,20 +375,30 @@ static void vrdma_srq_event(struct vrdma_dev *dev, u32 srqn)
  * a QP whose send or receive CQ this is (a QP on an SRQ: its receive
  * CQ). A QP destroyed since is gone from the xarray, and a QP found here
  * cannot be freed before we are done: destroy_qp takes its CQs' slot
- * locks after unpublishing it. NULL for a QP destroyed since; a QP of
- * another CQ is a device error. slot->lock held.
+ * locks after unpublishing it. One of another CQ is looked at under the
+ * xarray's lock, which destroy_qp takes to unpublish it before it is
+ * freed. NULL for a QP destroyed since; a QP of another CQ is a device
+ * error. slot->lock (ring.lock) held.
  */
 static struct vrdma_qp *vrdma_cq_qp(struct vrdma_cq *cq,
 				    const struct virtio_rdma_cqe *c)
 {
 	u32 qpn = le32_to_cpu(c->qp_num);
-	struct vrdma_qp *qp = xa_load(&cq->dev->qps, qpn);
+	unsigned long flags;
+	struct vrdma_qp *qp;
+	bool on;
 
-	if (!qp || qp->ibqp.send_cq == &cq->ibcq ||
-	    qp->ibqp.recv_cq == &cq->ibcq)
+	xa_lock_irqsave(&cq->dev->qps, flags);
+	qp = xa_load(&cq->dev->qps, qpn);
+	on = qp && (qp->ibqp.send_cq == &cq->ibcq ||
+		    qp->ibqp.recv_cq == &cq->ibcq);
+	xa_unlock_irqrestore(&cq->dev->qps, flags);
+	if (!qp || on)
 		return qp;
-	vrdma_dev_error(cq->dev, "CQ %u: a completion or event of QP %u, which is not on it\n",
-			cq->cqn, qpn);
+	/* a program's ring is its own to write: no word of the device's */
+	if (!cq->ring.umem)
+		vrdma_dev_error(cq->dev, "CQ %u: a completion or event of QP %u, which is not on it\n",
+				cq->cqn, qpn);
 	return NULL;
 }
 
@@ -352,7 +417,7 @@ static void vrdma_cq_event(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c)
 			cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 		return;
 	case VIRTIO_RDMA_EVENT_SRQ_LIMIT_REACHED:
-		vrdma_srq_event(cq->dev, le32_to_cpu(c->src_qp));
+		vrdma_srq_event(cq, le32_to_cpu(c->src_qp));
 		return;
 	case VIRTIO_RDMA_EVENT_QP_FATAL:
 	case VIRTIO_RDMA_EVENT_QP_REQ_ERR:
@@ -433,6 +498,36 @@ static bool vrdma_cq_wc(struct vrdma_cq *cq, const struct virtio_rdma_cqe *c,
 }
 
 /*
+ * A program's CQ ring holds an event CQE (the event queue said so): the
+ * kernel delivers it, reading the slots since it last looked up to
+ * written, at most a ring's worth. The program skips event CQEs, and may
+ * have rewritten any of it: what it forged names only its own QPs and
+ * SRQs on this CQ (vrdma_cq_qp, vrdma_srq_event), so it fools only itself;
+ * an event it let the device overwrite before the kernel looked is lost
+ * to it alone. From the event queue's callback.
+ */
+void vrdma_cq_user_events(struct vrdma_cq *cq)
+{
+	struct vrdma_ring *r = &cq->ring;
+	struct virtio_rdma_cqe cqe;
+	unsigned long flags;
+	u32 written, n;
+
+	spin_lock_irqsave(&r->lock, flags);
+	written = vrdma_ring_word(r, VIRTIO_RDMA_RING_WRITTEN);
+	n = min(written - cq->ev_idx, r->entries);
+	for (; n; n--) {
+		memcpy(&cqe, r->mem + r->hdr +
+		       (size_t)((written - n) & (r->entries - 1)) * r->stride,
+		       sizeof(cqe));
+		if (cqe.opcode == VIRTIO_RDMA_WC_ASYNC_EVENT && !cqe.status)
+			vrdma_cq_event(cq, &cqe);
+	}
+	cq->ev_idx = written;
+	spin_unlock_irqrestore(&r->lock, flags);
+}
+
+/*
  * ABI v2: the CQEs the device wrote, up to num, then cons. A written that
  * runs more than entries ahead of cons, or goes back, is a device error.
  */
@@ -489,6 +584,9 @@ int vrdma_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
 	/* the device failed: an error, so a polling program stops */
 	if (READ_ONCE(cq->dev->broken))
 		return -EIO;
+	/* a program polls its own ring */
+	if (cq->ring.umem)
+		return -EINVAL;
 	if (cq->dev->rings)
 		return vrdma_poll_cq_ring(cq, num, wc);
 	spin_lock_irqsave(&slot->lock, flags);
@@ -579,6 +677,13 @@ int vrdma_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	bool empty;
 	int err;
 
+	/* a program arms its ring itself and asks only for the kick */
+	if (cq->ring.umem) {
+		if (READ_ONCE(cq->dev->broken))
+			return -EIO;
+		vrdma_ring_kick(cq->dev);
+		return 0;
+	}
 	if (cq->dev->rings)
 		return vrdma_req_notify_ring(cq, flags);
 	/* The answer says the device armed the CQ before we look for missed

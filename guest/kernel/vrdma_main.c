@@ -28,6 +28,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 
 	.add_gid = vrdma_add_gid,
 	.alloc_mr = vrdma_alloc_mr,
+	.alloc_mw = vrdma_alloc_mw,
 	.alloc_pd = vrdma_alloc_pd,
 	.alloc_ucontext = vrdma_alloc_ucontext,
 	.create_ah = vrdma_create_ah,
@@ -35,6 +36,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.create_qp = vrdma_create_qp,
 	.create_srq = vrdma_create_srq,
 	.create_user_ah = vrdma_create_ah,	/* uverbs CREATE_AH needs it */
+	.dealloc_mw = vrdma_dealloc_mw,
 	.dealloc_pd = vrdma_dealloc_pd,
 	.dealloc_ucontext = vrdma_dealloc_ucontext,
 	.del_gid = vrdma_del_gid,
@@ -49,6 +51,8 @@ static const struct ib_device_ops vrdma_dev_ops = {
 	.get_link_layer = vrdma_get_link_layer,
 	.get_port_immutable = vrdma_get_port_immutable,
 	.map_mr_sg = vrdma_map_mr_sg,
+	.mmap = vrdma_mmap,
+	.mmap_free = vrdma_mmap_free,
 	.modify_qp = vrdma_modify_qp,
 	.modify_srq = vrdma_modify_srq,
 	.poll_cq = vrdma_poll_cq,
@@ -66,6 +70,7 @@ static const struct ib_device_ops vrdma_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, vrdma_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vrdma_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vrdma_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vrdma_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vrdma_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vrdma_srq, ibsrq),
@@ -104,6 +109,7 @@ static int vrdma_read_config(struct vrdma_dev *dev)
 	CFG32(max_cq);
 	CFG32(max_cqe);
 	CFG32(max_mr);
+	CFG32(max_mw);
 	CFG32(max_pd);
 	CFG32(max_qp_rd_atom);
 	CFG32(max_res_rd_atom);

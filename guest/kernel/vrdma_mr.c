@@ -10,11 +10,13 @@
 
 #include "vrdma.h"
 
-/* The access bits the device knows; optional ones (relaxed ordering) are
- * hints a device may ignore (IB_ACCESS_OPTIONAL).
+/* The access bits the device knows (MW_BIND: windows may be bound to the
+ * MR, on rings); optional ones (relaxed ordering) are hints a device may
+ * ignore (IB_ACCESS_OPTIONAL).
  */
 #define VRDMA_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 static int vrdma_access(int access, u32 *out)
 {
@@ -268,3 +270,39 @@ int vrdma_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	kfree(mr);
 	return 0;
 }
+
+/*
+ * A type 2B memory window (IBA 10.6.7): FREE until a program binds it with
+ * a BIND_MW WQE in its own send ring (ABI v2, docs/virtio-rdma.md section
+ * 9); the device checks every bind. Type 1 (bound by a verb) the device
+ * does not offer.
+ */
+int vrdma_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct vrdma_dev *dev = to_vdev(ibmw->device);
+	struct virtio_rdma_cmd_alloc_mw req = {
+		.pdn = cpu_to_le32(to_vpd(ibmw->pd)->pdn),
+		.type = cpu_to_le32(VIRTIO_IB_MW_TYPE_2),
+	};
+	struct virtio_rdma_rsp_alloc_mw rsp;
+	int err;
+
+	if (!dev->rings || ibmw->type != IB_MW_TYPE_2)
+		return -EOPNOTSUPP;
+	err = vrdma_cmd(dev, VIRTIO_CMD_ALLOC_MW, &req, sizeof(req), &rsp,
+			sizeof(rsp));
+	if (err)
+		return err;
+	to_vmw(ibmw)->mwn = le32_to_cpu(rsp.mwn);
+	ibmw->rkey = le32_to_cpu(rsp.rkey);
+	return 0;
+}
+
+/* Never fails, as every destroy: a refusal is a device error. */
+int vrdma_dealloc_mw(struct ib_mw *ibmw)
+{
+	vrdma_cmd_destroy(to_vdev(ibmw->device), VIRTIO_CMD_DEALLOC_MW,
+			  "DEALLOC_MW", to_vmw(ibmw)->mwn);
+	return 0;
+}
+

@@ -10,6 +10,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vrdma.h"
 
@@ -62,41 +63,109 @@ static u32 vrdma_entries(u32 max_wr)
 }
 
 /*
+ * A program posts into its own rings; a post of no work request through
+ * uverbs is its kick for a device that sleeps (as siw's doorbell).
+ */
+static int vrdma_user_kick(struct vrdma_dev *dev, const void *wr,
+			   const void **bad_wr)
+{
+	if (wr) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	vrdma_ring_kick(dev);
+	return 0;
+}
+
+static size_t vrdma_send_wqe_max(const struct ib_qp_cap *cap)
+{
+	return sizeof(struct virtio_rdma_cmd_post_send) +
+	       cap->max_send_sge * sizeof(struct virtio_rdma_sge) +
+	       cap->max_inline_data;
+}
+
+static size_t vrdma_recv_wqe_max(u32 max_sge)
+{
+	return sizeof(struct virtio_rdma_cmd_post_recv) +
+	       max_sge * sizeof(struct virtio_rdma_sge);
+}
+
+/* A program's work queue ring: deep and wide enough for its caps. */
+static int vrdma_wq_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,
+			      const struct vrdma_ring_req *req, u32 max_wr,
+			      size_t wqe)
+{
+	if (req->entries < max_wr || req->stride < wqe)
+		return -EINVAL;
+	return vrdma_ring_user(dev, r, req, false);
+}
+
+/* A program's QP rings (VRDMA_UCTX_RINGS), bits of its own page. */
+static int vrdma_qp_rings_user(struct vrdma_dev *dev, struct vrdma_qp *qp,
+			       bool srq, struct ib_udata *udata)
+{
+	struct vrdma_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct vrdma_ucontext, ibuc);
+	struct vrdma_ring *rs[2] = { &qp->sqr, &qp->rqr };
+	const struct ib_qp_cap *cap = &qp->cap;
+	struct vrdma_create_qp_req ureq;
+	int err;
+
+	if (udata->outlen < sizeof(struct vrdma_create_qp_resp))
+		return -EINVAL;
+	if (ib_copy_from_udata(&ureq, udata, min(udata->inlen, sizeof(ureq))))
+		return -EFAULT;
+	err = vrdma_wq_ring_user(dev, &qp->sqr, &ureq.sq, cap->max_send_wr,
+				 vrdma_send_wqe_max(cap));
+	if (!err && !srq)
+		err = vrdma_wq_ring_user(dev, &qp->rqr, &ureq.rq,
+					 cap->max_recv_wr,
+					 vrdma_recv_wqe_max(cap->max_recv_sge));
+	if (!err)
+		err = vrdma_udb_get(dev, uc, rs, srq ? 1 : 2);
+	return err;
+}
+
+/*
  * ABI v2: the QP's send ring and (without an SRQ) receive ring, their bits
  * on one doorbell page, given with CREATE_QP_RING. A user's rings are
- * charged to it and locked with a mutex (its inline copy may fault).
+ * charged to it and locked with a mutex (its inline copy may fault), or
+ * are its own memory (udata with rings).
  */
 static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
 				const struct virtio_rdma_cmd_create_qp *qreq,
-				bool user, struct virtio_rdma_rsp_create_qp *rsp)
+				struct ib_udata *udata,
+				struct virtio_rdma_rsp_create_qp *rsp)
 {
 	struct vrdma_ring *rs[2] = { &qp->sqr, &qp->rqr };
 	bool srq = qreq->flags & cpu_to_le32(VIRTIO_RDMA_CREATE_QP_SRQ);
 	struct virtio_rdma_cmd_create_qp_ring *req;
 	const struct ib_qp_cap *cap = &qp->cap;
 	__le64 *sl = NULL, *rl = NULL;
+	bool user = udata;
 	u32 sn = 0, rn = 0;
 	int err;
 
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
+	if (user && udata->inlen &&
+	    rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
+				      ibuc)->rings) {
+		err = vrdma_qp_rings_user(dev, qp, srq, udata);
+		goto rings;
+	}
 	/* a kernel QP's one more: ib_drain_qp posts past the depth */
 	err = vrdma_ring_alloc(&qp->sqr, vrdma_entries(cap->max_send_wr + !user),
-			       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_send) +
-					    cap->max_send_sge *
-					    sizeof(struct virtio_rdma_sge) +
-					    cap->max_inline_data),
-			       user, user);
+			       vrdma_stride(vrdma_send_wqe_max(cap)), user, user);
 	if (!err && !srq)
 		err = vrdma_ring_alloc(&qp->rqr,
 				       vrdma_entries(cap->max_recv_wr + !user),
-				       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_recv) +
-						    cap->max_recv_sge *
-						    sizeof(struct virtio_rdma_sge)),
+				       vrdma_stride(vrdma_recv_wqe_max(cap->max_recv_sge)),
 				       user, user);
 	if (!err)
 		err = vrdma_db_get(dev, rs, srq ? 1 : 2);
+rings:
 	if (!err) {
 		sl = vrdma_ring_pages(&qp->sqr, &sn);
 		rl = srq ? NULL : vrdma_ring_pages(&qp->rqr, &rn);
@@ -126,14 +195,24 @@ static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
 	return err;
 }
 
-/* ABI v2: the QP the device made, found by its number from now on. */
+/* ABI v2: the QP the device made, found by its number from now on; a
+ * program on its own rings is told their bits.
+ */
 static int vrdma_create_qp_ring_done(struct vrdma_dev *dev,
-				     struct vrdma_qp *qp, u32 qpn)
+				     struct vrdma_qp *qp, u32 qpn,
+				     struct ib_udata *udata)
 {
+	struct vrdma_create_qp_resp uresp = {
+		.flags = VRDMA_UCTX_RINGS,
+		.sq_bit = qp->sqr.bit,
+		.rq_bit = qp->rqr.bit,
+	};
 	int err;
 
 	qp->ibqp.qp_num = qpn;
-	err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
+	err = qp->sqr.umem ? ib_copy_to_udata(udata, &uresp, sizeof(uresp)) : 0;
+	if (!err)
+		err = xa_insert_irq(&dev->qps, qpn, qp, GFP_KERNEL);
 	if (!err)
 		return 0;
 	if (err == -EBUSY)
@@ -225,7 +304,7 @@ int vrdma_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EIO;
 	}
 	if (dev->rings)
-		return vrdma_create_qp_ring_done(dev, qp, qpn);
+		return vrdma_create_qp_ring_done(dev, qp, qpn, udata);
 	err = vrdma_slot_claim(dev, &dev->qp_slots[k].state, "QP", k);
 	if (err)
 		return err;
@@ -683,6 +762,8 @@ int vrdma_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EIO;
 	}
+	if (qp->sqr.umem)
+		return vrdma_user_kick(qp->dev, wr, (const void **)bad_wr);
 	/* as rxe: not before RTS; in SQD, SQE and ERR the device flushes what
 	 * it cannot send (ib_drain_sq posts into ERR and waits for the flush)
 	 */
@@ -832,6 +913,8 @@ int vrdma_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		err = -EIO;
 	else if (READ_ONCE(qp->state) == IB_QPS_RESET || ibqp->srq)
 		err = -EINVAL;	/* a QP on an SRQ has no RQ of its own */
+	if (!err && qp->rqr.umem)
+		return vrdma_user_kick(qp->dev, wr, (const void **)bad_wr);
 	if (err) {
 		*bad_wr = wr;
 		return err;
@@ -859,22 +942,40 @@ static void vrdma_srq_release(struct vrdma_dev *dev, struct vrdma_srq *srq)
 /* ABI v2: the SRQ's receive ring, given with CREATE_SRQ_RING. */
 static int vrdma_create_srq_ring(struct vrdma_dev *dev, struct vrdma_srq *srq,
 				 const struct virtio_rdma_cmd_create_srq *sreq,
-				 bool user,
+				 struct ib_udata *udata,
 				 struct virtio_rdma_rsp_create_srq *rsp)
 {
 	struct virtio_rdma_cmd_create_srq_ring req = { .srq = *sreq };
 	struct vrdma_ring *r = &srq->ring;
+	struct vrdma_create_srq_req ureq;
+	struct vrdma_ucontext *uc = NULL;
 	__le64 *list = NULL;
+	bool user = udata;
 	u32 n;
 	int err;
 
-	err = vrdma_ring_alloc(r, vrdma_entries(srq->max_wr),
-			       vrdma_stride(sizeof(struct virtio_rdma_cmd_post_recv) +
-					    srq->max_sge *
-					    sizeof(struct virtio_rdma_sge)),
-			       user, user);
-	if (!err)
-		err = vrdma_db_get(dev, &r, 1);
+	if (user && udata->inlen)
+		uc = rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
+					       ibuc);
+	if (uc && uc->rings) {
+		/* the program's own ring and bit */
+		err = udata->outlen < sizeof(struct vrdma_create_srq_resp) ?
+		      -EINVAL : 0;
+		if (!err && ib_copy_from_udata(&ureq, udata,
+					       min(udata->inlen, sizeof(ureq))))
+			err = -EFAULT;
+		if (!err)
+			err = vrdma_wq_ring_user(dev, r, &ureq.rq, srq->max_wr,
+						 vrdma_recv_wqe_max(srq->max_sge));
+		if (!err)
+			err = vrdma_udb_get(dev, uc, &r, 1);
+	} else {
+		err = vrdma_ring_alloc(r, vrdma_entries(srq->max_wr),
+				       vrdma_stride(vrdma_recv_wqe_max(srq->max_sge)),
+				       user, user);
+		if (!err)
+			err = vrdma_db_get(dev, &r, 1);
+	}
 	if (!err) {
 		list = vrdma_ring_pages(r, &n);
 		if (!list)
@@ -926,7 +1027,16 @@ int vrdma_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->srqn = le32_to_cpu(rsp.srqn);
 	k = le32_to_cpu(rsp.srq_index);
 	if (dev->rings) {
-		err = xa_insert_irq(&dev->srqs, srq->srqn, srq, GFP_KERNEL);
+		struct vrdma_create_srq_resp uresp = {
+			.flags = VRDMA_UCTX_RINGS,
+			.bit = srq->ring.bit,
+		};
+
+		err = srq->ring.umem ?
+		      ib_copy_to_udata(udata, &uresp, sizeof(uresp)) : 0;
+		if (!err)
+			err = xa_insert_irq(&dev->srqs, srq->srqn, srq,
+					    GFP_KERNEL);
 		if (!err)
 			return 0;
 		if (err == -EBUSY)
@@ -1039,6 +1149,8 @@ int vrdma_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EIO;
 	}
+	if (srq->ring.umem)
+		return vrdma_user_kick(srq->dev, wr, (const void **)bad_wr);
 	if (srq->dev->rings)
 		return vrdma_post_recv_ring(srq->dev, &srq->ring,
 					    READ_ONCE(srq->max_wr),

@@ -104,6 +104,8 @@ static void vrdma_event(struct vrdma_dev *dev, u32 cqn, u32 kind)
 				cqn);
 	} else if (!xa_is_value(entry)) {
 		cq = entry;
+		if (cq->ring.umem && kind == VIRTIO_RDMA_RING_EVENT_ASYNC)
+			vrdma_cq_user_events(cq);
 		armed = test_and_clear_bit(0, &cq->armed);
 		/* an event CQE wakes the consumer only if it armed the CQ */
 		if ((armed || kind == VIRTIO_RDMA_RING_EVENT_COMPLETION) &&
@@ -169,6 +171,7 @@ int vrdma_ring_alloc(struct vrdma_ring *r, u32 entries, u32 stride,
 	r->prod = 0;
 	r->seen = 0;
 	r->db = NULL;
+	r->umem = NULL;
 	r->sleep = sleep;
 	spin_lock_init(&r->lock);
 	mutex_init(&r->mutex);
@@ -248,18 +251,198 @@ int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 	return err;
 }
 
+/* n bits of a program's own doorbell page for its rings rs, or -ENOMEM. */
+int vrdma_udb_get(struct vrdma_dev *dev, struct vrdma_ucontext *uc,
+		  struct vrdma_ring **rs, unsigned int n)
+{
+	struct vrdma_db *db = &uc->db;
+	unsigned int i;
+	int err = 0;
+
+	mutex_lock(&dev->db_lock);
+	if (bitmap_weight(db->used, VIRTIO_RDMA_DB_BITS) + n >
+	    VIRTIO_RDMA_DB_BITS)
+		err = -ENOMEM;
+	for (i = 0; !err && i < n; i++) {
+		rs[i]->bit = find_first_zero_bit(db->used, VIRTIO_RDMA_DB_BITS);
+		__set_bit(rs[i]->bit, db->used);
+		rs[i]->db = db;
+	}
+	mutex_unlock(&dev->db_lock);
+	return err;
+}
+
+/*
+ * A doorbell page for a program's context, mapped into it (vrdma_mmap).
+ * Programs may take all of the device's max_db_pages but one, which stays
+ * for the kernel's own rings: -ENOSPC when none is left.
+ */
+int vrdma_udb_add(struct vrdma_dev *dev, struct vrdma_ucontext *uc)
+{
+	struct virtio_rdma_cmd_add_db_page req;
+	struct virtio_rdma_rsp_add_db_page rsp;
+	struct vrdma_umap *um;
+	int err;
+
+	mutex_lock(&dev->db_lock);
+	err = dev->ndbs + dev->nudbs + 1 < dev->cfg.max_db_pages ? 0 : -ENOSPC;
+	if (!err)
+		dev->nudbs++;
+	mutex_unlock(&dev->db_lock);
+	if (err)
+		return err;
+	um = kzalloc(sizeof(*um), GFP_KERNEL);
+	uc->db.used = bitmap_zalloc(VIRTIO_RDMA_DB_BITS, GFP_KERNEL);
+	if (um)
+		um->page = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!um || !um->page || !uc->db.used) {
+		err = -ENOMEM;
+		goto free;
+	}
+	req.gpa = cpu_to_le64(page_to_phys(um->page));
+	err = vrdma_cmd(dev, VIRTIO_CMD_ADD_DB_PAGE, &req, sizeof(req),
+			&rsp, sizeof(rsp));
+	if (err && READ_ONCE(dev->broken)) {
+		/* unanswered: the device may write it until it is reset */
+		get_page(um->page);
+		vrdma_dev_hold(dev, NULL, page_address(um->page), PAGE_SIZE);
+	}
+	if (err)
+		goto free;
+	uc->db.dbn = le32_to_cpu(rsp.dbn);
+	uc->db.page = page_address(um->page);
+	err = rdma_user_mmap_entry_insert(&uc->ibuc, &um->entry, PAGE_SIZE);
+	if (err) {
+		vrdma_udb_del(dev, uc);
+		/* vrdma_udb_del let the device go of it */
+		__free_page(um->page);
+		kfree(um);
+		return err;
+	}
+	uc->umap = um;
+	return 0;
+free:
+	if (um && um->page)
+		__free_page(um->page);
+	kfree(um);
+	bitmap_free(uc->db.used);
+	uc->db.used = NULL;
+	mutex_lock(&dev->db_lock);
+	dev->nudbs--;
+	mutex_unlock(&dev->db_lock);
+	return err;
+}
+
+/*
+ * The context's page goes back from the device (its rings are gone); the
+ * page itself is freed once no mapping and no device holds it
+ * (vrdma_mmap_free, and a reference per hold).
+ */
+void vrdma_udb_del(struct vrdma_dev *dev, struct vrdma_ucontext *uc)
+{
+	struct page *page = virt_to_page(uc->db.page);
+
+	if (vrdma_cmd_destroy(dev, VIRTIO_CMD_DEL_DB_PAGE, "DEL_DB_PAGE",
+			      uc->db.dbn)) {
+		get_page(page);
+		vrdma_dev_hold(dev, NULL, uc->db.page, PAGE_SIZE);
+	}
+	uc->db.page = NULL;
+	bitmap_free(uc->db.used);
+	uc->db.used = NULL;
+	mutex_lock(&dev->db_lock);
+	dev->nudbs--;
+	mutex_unlock(&dev->db_lock);
+}
+
+/* A program's kick: its doorbell page said the device sleeps. */
+void vrdma_ring_kick(struct vrdma_dev *dev)
+{
+	virtqueue_notify(dev->wake_vq);
+}
+
 /* The ring's pages as the device takes them, or NULL. */
 __le64 *vrdma_ring_pages(struct vrdma_ring *r, u32 *npages)
 {
-	u32 i, n = r->len >> PAGE_SHIFT;
+	u32 i = 0, n = r->len >> PAGE_SHIFT;
+	struct sg_page_iter it;
 	__le64 *list;
 
 	list = kmalloc_array(n, sizeof(*list), GFP_KERNEL);
-	for (i = 0; list && i < n; i++)
+	if (list && r->umem) {
+		for_each_sgtable_page(&r->umem->sgt_append.sgt, &it, 0) {
+			if (i == n)
+				break;
+			list[i++] = cpu_to_le64(page_to_phys(sg_page_iter_page(&it)));
+		}
+		if (i != n) {
+			kfree(list);
+			list = NULL;
+		}
+	}
+	for (i = 0; list && !r->umem && i < n; i++)
 		list[i] = cpu_to_le64(page_to_phys(vmalloc_to_page(r->mem +
 						   (size_t)i * PAGE_SIZE)));
 	*npages = n;
 	return list;
+}
+
+/*
+ * A ring in a program's memory (include/vrdma_uverbs.h), pinned: entries a
+ * power of two, stride a power of two of 64..4096, buf page-aligned; with
+ * map, the kernel maps it too (a CQ's, whose event CQEs it reads). What
+ * the program writes there later is checked by the device, as any guest's.
+ */
+int vrdma_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,
+		    const struct vrdma_ring_req *req, bool map)
+{
+	struct sg_page_iter it;
+	struct page **pages;
+	u32 i = 0, n;
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	spin_lock_init(&r->lock);
+	mutex_init(&r->mutex);
+	if (!req->entries || !is_power_of_2(req->entries) ||
+	    req->entries > VIRTIO_RDMA_RING_MAX_ENTRIES ||
+	    req->stride < 64 || req->stride > PAGE_SIZE ||
+	    !is_power_of_2(req->stride) || !PAGE_ALIGNED(req->buf))
+		return -EINVAL;
+	r->entries = req->entries;
+	r->stride = req->stride;
+	r->hdr = max_t(u32, r->stride, VIRTIO_RDMA_RING_HDR_MIN);
+	r->len = PAGE_ALIGN(r->hdr + (size_t)r->entries * r->stride);
+	r->umem = ib_umem_get(&dev->ib, req->buf, r->len, IB_ACCESS_LOCAL_WRITE);
+	if (IS_ERR(r->umem)) {
+		err = PTR_ERR(r->umem);
+		r->umem = NULL;
+		return err;
+	}
+	n = r->len >> PAGE_SHIFT;
+	if (ib_umem_num_pages(r->umem) != n) {
+		err = -EINVAL;
+		goto release_umem;
+	}
+	if (!map)
+		return 0;
+	pages = kmalloc_array(n, sizeof(*pages), GFP_KERNEL);
+	if (!pages) {
+		err = -ENOMEM;
+		goto release_umem;
+	}
+	for_each_sgtable_page(&r->umem->sgt_append.sgt, &it, 0)
+		if (i < n)
+			pages[i++] = sg_page_iter_page(&it);
+	r->mem = i == n ? vmap(pages, n, VM_MAP, PAGE_KERNEL) : NULL;
+	kfree(pages);
+	if (r->mem)
+		return 0;
+	err = -ENOMEM;
+release_umem:
+	ib_umem_release(r->umem);
+	r->umem = NULL;
+	return err;
 }
 
 void vrdma_ring_desc(struct vrdma_ring *r, struct virtio_rdma_ring_desc *d,
@@ -298,8 +481,26 @@ int vrdma_ring_cmd(struct vrdma_dev *dev, u8 cmd, void *req, size_t req_len,
  */
 void vrdma_ring_free(struct vrdma_dev *dev, struct vrdma_ring *r, bool keep)
 {
-	if (!r->mem)
+	if (r->umem) {
+		/* the kernel's mapping is never the device's */
+		if (r->mem)
+			vunmap(r->mem);
+		r->mem = NULL;
+		if (keep)
+			vrdma_dev_hold(dev, r->umem, NULL, 0);
+		else
+			ib_umem_release(r->umem);
+		r->umem = NULL;
+	}
+	if (!r->mem) {
+		if (r->db && !keep) {
+			mutex_lock(&dev->db_lock);
+			__clear_bit(r->bit, r->db->used);
+			mutex_unlock(&dev->db_lock);
+		}
+		r->db = NULL;
 		return;
+	}
 	if (keep) {
 		vrdma_dev_hold_vmem(dev, r->mem);
 	} else {

@@ -8,7 +8,8 @@
 int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
-	const struct virtio_rdma_config *c = &to_vdev(ib)->cfg;
+	struct vrdma_dev *dev = to_vdev(ib);
+	const struct virtio_rdma_config *c = &dev->cfg;
 
 	if (udata->inlen || udata->outlen)
 		return -EINVAL;
@@ -21,13 +22,16 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->hw_ver = c->hw_ver;
 	attr->max_qp = c->max_qp;
 	attr->max_qp_wr = c->max_qp_wr;
-	/* Flags the guest can use; not the memory-window ones: uverbs'
+	/* Flags the guest can use. Memory windows only on rings, where a
+	 * program binds one with a WQE in its own send ring: uverbs'
 	 * post_send refuses BIND_MW before a driver sees it (docs/guest.md).
 	 */
 	attr->device_cap_flags = c->device_cap_flags &
 				 (VIRTIO_RDMA_DEV_RC_RNR_NAK_GEN |
 				  VIRTIO_RDMA_DEV_SRQ_RESIZE |
-				  VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS);
+				  VIRTIO_RDMA_DEV_MEM_MGT_EXTENSIONS |
+				  (dev->rings ? VIRTIO_RDMA_DEV_MEM_WINDOW |
+				   VIRTIO_RDMA_DEV_MEM_WINDOW_TYPE_2B : 0));
 	attr->max_fast_reg_page_list_len = c->max_fast_reg_page_list_len;
 	attr->max_send_sge = c->max_send_sge;
 	attr->max_recv_sge = c->max_recv_sge;
@@ -35,6 +39,7 @@ int vrdma_query_device(struct ib_device *ib, struct ib_device_attr *attr,
 	attr->max_cq = c->max_cq;
 	attr->max_cqe = c->max_cqe;
 	attr->max_mr = c->max_mr;
+	attr->max_mw = dev->rings ? c->max_mw : 0;
 	attr->max_pd = c->max_pd;
 	attr->max_qp_rd_atom = c->max_qp_rd_atom;
 	attr->max_res_rd_atom = c->max_res_rd_atom;
@@ -157,20 +162,87 @@ int vrdma_del_gid(const struct ib_gid_attr *attr, void **context)
 /* User contexts carry nothing: the provider posts and polls through the
  * kernel (uverbs commands), so there is nothing to map.
  */
-int vrdma_alloc_ucontext(struct ib_ucontext *uc, struct ib_udata *udata)
+/*
+ * A provider that asks (include/vrdma_uverbs.h) gets rings in its own
+ * memory when the device is on ABI v2 and has a doorbell page for it;
+ * otherwise its queues are the kernel's, posted and polled through uverbs.
+ */
+int vrdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	return 0;
+	struct vrdma_dev *dev = to_vdev(ibuc->device);
+	struct vrdma_ucontext *uc = to_vuc(ibuc);
+	struct vrdma_alloc_ucontext_resp resp = {};
+	struct vrdma_alloc_ucontext_req req = {};
+	int err;
+
+	if (udata->inlen &&
+	    ib_copy_from_udata(&req, udata, min(udata->inlen, sizeof(req))))
+		return -EFAULT;
+	/* flags this driver does not know are not granted (the answer says) */
+	if (dev->rings && (req.flags & VRDMA_UCTX_RINGS) &&
+	    udata->outlen >= sizeof(resp)) {
+		err = vrdma_udb_add(dev, uc);
+		if (err && err != -ENOSPC)
+			return err;
+		uc->rings = !err;
+	}
+	if (uc->rings) {
+		resp.flags = VRDMA_UCTX_RINGS;
+		resp.db_bits = VIRTIO_RDMA_DB_BITS;
+		resp.db_offset = rdma_user_mmap_get_offset(&uc->umap->entry);
+	}
+	err = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (err && uc->rings)
+		vrdma_dealloc_ucontext(ibuc);
+	return err;
 }
 
-void vrdma_dealloc_ucontext(struct ib_ucontext *uc)
+/* After every object of the context was destroyed. */
+void vrdma_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	struct vrdma_ucontext *uc = to_vuc(ibuc);
+
+	if (!uc->rings)
+		return;
+	vrdma_udb_del(to_vdev(ibuc->device), uc);
+	/* the page goes when the last mapping of it does */
+	rdma_user_mmap_entry_remove(&uc->umap->entry);
+	uc->umap = NULL;
+	uc->rings = false;
 }
 
 /* Unregistering cuts programs off instead of waiting for them to close
- * the device; they have nothing of ours mapped.
+ * the device; the core unmaps their doorbell pages.
  */
 void vrdma_disassociate_ucontext(struct ib_ucontext *uc)
 {
+}
+
+/* The context's doorbell page: one page, read and write, at db_offset. */
+int vrdma_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *entry;
+	struct vrdma_umap *um;
+	int err;
+
+	if (vma->vm_end - vma->vm_start != PAGE_SIZE)
+		return -EINVAL;
+	entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!entry)
+		return -EINVAL;
+	um = container_of(entry, struct vrdma_umap, entry);
+	err = rdma_user_mmap_io(ibuc, vma, page_to_pfn(um->page), PAGE_SIZE,
+				vma->vm_page_prot, entry);
+	rdma_user_mmap_entry_put(entry);
+	return err;
+}
+
+void vrdma_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	struct vrdma_umap *um = container_of(entry, struct vrdma_umap, entry);
+
+	__free_page(um->page);
+	kfree(um);
 }
 
 int vrdma_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -224,6 +296,14 @@ int vrdma_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return -EINVAL;
 	vrdma_fill_av(&to_vah(ibah)->av, attr);
 	to_vah(ibah)->av.pdn = cpu_to_le32(to_vpd(ibah->pd)->pdn);
+	/* a program on its own rings writes the AV into its UD WQEs */
+	if (udata && udata->outlen >= sizeof(struct vrdma_create_ah_resp)) {
+		struct vrdma_create_ah_resp resp = {};
+
+		BUILD_BUG_ON(sizeof(resp.av) < sizeof(struct virtio_rdma_av));
+		memcpy(resp.av, &to_vah(ibah)->av, sizeof(struct virtio_rdma_av));
+		return ib_copy_to_udata(udata, &resp, sizeof(resp));
+	}
 	return 0;
 }
 

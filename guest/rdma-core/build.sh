@@ -22,6 +22,9 @@ die() { echo "rdma-core/build.sh: $*" >&2; exit 1; }
 [ -f "$TREE/build/build.ninja" ] || die "$TREE is not configured (no build/build.ninja)"
 rm -rf "$TREE/providers/vrdma"
 cp -r "$HERE/providers/vrdma" "$TREE/providers/vrdma"
+# the device's ABI and the udata shared with virtio_rdma.ko
+cp "$HERE/../../include/virtio_rdma.h" "$HERE/../../include/vrdma_uverbs.h" \
+	"$TREE/providers/vrdma/"
 LINE='add_subdirectory(providers/vrdma)'
 if ! grep -qxF "$LINE" "$TREE/CMakeLists.txt"; then
 	# After the last provider outside `if (HAVE_COHERENT_DMA)`: vrdma maps

@@ -7,8 +7,9 @@
  * offers (the atomics when the device has them), with the data and
  * completions they must give, and the batches that must fail whole; and an
  * SRQ resized (ibv_modify_srq IBV_SRQ_MAX_WR, then ibv_query_srq) and
- * the QP_LAST_WQE_REACHED event of a QP on it that goes to ERR. Prints one
- * line per check and
+ * the QP_LAST_WQE_REACHED event of a QP on it that goes to ERR; a memory
+ * window bound, written through and invalidated where the device offers
+ * them. Prints one line per check and
  * "vrdma-wr-test: N passed, M failed"; exits 1 if any failed.
  *
  * Built in the guest image beside the provider (guest/rdma-core/build.sh)
@@ -55,6 +56,7 @@ struct test {
 	union ibv_gid gid;
 	int gid_index;
 	bool atomics;		/* the device's atomic_cap is not NONE */
+	bool mw;		/* it offers memory windows (type 2B) */
 	int passed, failed;
 };
 
@@ -615,6 +617,111 @@ destroy_srq:
 	ibv_destroy_srq(srq);
 }
 
+/*
+ * A type 2B memory window (IBA 10.6.7), where the device offers them (on
+ * rings, where a program binds one with a WQE in its own send ring): y
+ * binds it over part of an MR with MW_BIND, x WRITEs through its key into
+ * the window; y invalidates it (LOCAL_INV), and x's next WRITE through the
+ * key is a remote access error. Without windows ibv_alloc_mw must fail.
+ */
+static void test_mw(struct test *t, bool offered)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = t->scq, .recv_cq = t->rcq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	uint8_t *win = calloc(1, 8192);
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_qp *x = NULL, *y = NULL;
+	struct ibv_mr *mr = NULL;
+	struct ibv_sge sge;
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+	uint32_t rkey;
+	bool ok;
+
+	mw = ibv_alloc_mw(t->pd, IBV_MW_TYPE_2);
+	if (!offered) {
+		check(t, "no memory windows offered: ibv_alloc_mw fails", !mw);
+		if (mw)
+			ibv_dealloc_mw(mw);
+		free(win);
+		return;
+	}
+	mr = win ? ibv_reg_mr(t->pd, win, 8192, IBV_ACCESS_LOCAL_WRITE |
+			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND) : NULL;
+	x = ibv_create_qp(t->pd, &ia);
+	y = ibv_create_qp(t->pd, &ia);
+	ok = mw && mr && x && y && !rc_connect(t, x, y->qp_num) &&
+	     !rc_connect(t, y, x->qp_num);
+	check(t, "a type 2 window, an MR with MW_BIND, a connected RC pair", ok);
+	if (!ok)
+		goto out;
+	rkey = ibv_inc_rkey(mw->rkey);
+	wr.wr_id = 7;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = rkey;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)win + 1024;
+	wr.bind_mw.bind_info.length = 2048;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	ok = !ibv_post_send(y, &wr, &bad) && poll_n(t->scq, &wc, 1, 3000) == 1 &&
+	     wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
+	     wc.wr_id == 7;
+	check(t, "IBV_WR_BIND_MW: 2 KiB of the MR, REMOTE_WRITE, a new key", ok);
+	fill(t->buf + SRC, 64, 9);
+	sge = (struct ibv_sge){ addr(t, SRC), 64, t->mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 8;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)win + 1024 + 512;
+	wr.wr.rdma.rkey = rkey;
+	ok = ok && !ibv_post_send(x, &wr, &bad) &&
+	     poll_n(t->scq, &wc, 1, 3000) == 1 && wc.status == IBV_WC_SUCCESS &&
+	     !memcmp(win + 1024 + 512, t->buf + SRC, 64);
+	check(t, "an RDMA WRITE through the window's key lands in it", ok);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 9;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey;
+	ok = ok && !ibv_post_send(y, &wr, &bad) &&
+	     poll_n(t->scq, &wc, 1, 3000) == 1 && wc.status == IBV_WC_SUCCESS &&
+	     wc.opcode == IBV_WC_LOCAL_INV;
+	check(t, "IBV_WR_LOCAL_INV of the window's key", ok);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 10;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = (uintptr_t)win + 1024;
+	wr.wr.rdma.rkey = rkey;
+	ok = ok && !ibv_post_send(x, &wr, &bad) &&
+	     poll_n(t->scq, &wc, 1, 5000) == 1 &&
+	     wc.status == IBV_WC_REM_ACCESS_ERR;
+	check(t, "  then a WRITE through it is a remote access error", ok);
+	/* the flushes of the pair, if any, before the next test polls */
+	while (poll_n(t->scq, &wc, 1, 300) == 1 || poll_n(t->rcq, &wc, 1, 0) == 1)
+		;
+out:
+	if (x)
+		ibv_destroy_qp(x);
+	if (y)
+		ibv_destroy_qp(y);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(win);
+}
+
 static int run(struct test *t)
 {
 	const uint64_t atomic_ops = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
@@ -673,6 +780,7 @@ static int run(struct test *t)
 		test_atomics(t, a);
 	test_ud(t);
 	test_srq(t);
+	test_mw(t, t->mw);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_qp(s);
@@ -714,6 +822,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t.atomics = dev.atomic_cap != IBV_ATOMIC_NONE;
+	t.mw = dev.device_cap_flags & IBV_DEVICE_MEM_WINDOW;
 	t.pd = ibv_alloc_pd(t.ctx);
 	t.scq = t.pd ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;
 	t.rcq = t.scq ? ibv_create_cq(t.ctx, 64, NULL, NULL, 0) : NULL;

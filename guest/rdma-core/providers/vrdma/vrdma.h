@@ -3,9 +3,13 @@
  * The vrdma provider: libibverbs' user-space half of virtio_rdma.ko, the
  * guest driver of vrdmad's virtio-rdma device (docs/virtio-rdma.md).
  *
- * Every verb is a uverbs command to the kernel driver, with no
- * driver-private data in either direction: the kernel owns the virtqueues,
- * so a process can reach only what the driver lets it (no mapped rings yet).
+ * Every verb is a uverbs command to the kernel driver, except where the
+ * context has rings of its own (ABI v2, docs/virtio-rdma.md section 9): a
+ * CQ's ring is then this process's memory, polled and armed here with no
+ * system call (ring.c), and so are its QPs' and SRQs' work queues: posted
+ * here, a system call only to wake a device that sleeps. The kernel pins
+ * the rings and gives the device their pages, and the device checks every
+ * index and WQE the process writes.
  */
 #ifndef VRDMA_PROVIDER_H
 #define VRDMA_PROVIDER_H
@@ -15,11 +19,14 @@
 
 #include <infiniband/driver.h>
 
+#include "virtio_rdma.h"
+#include "vrdma_uverbs.h"
+
 /*
  * The uverbs ABI version virtio_rdma.ko registers (ib_device's
- * uverbs_abi_ver, sysfs abi_version). It counts changes to the
- * driver-private command data, of which there is none yet; bump it in both
- * halves together when that changes.
+ * uverbs_abi_ver, sysfs abi_version). It counts incompatible changes to the
+ * driver-private command data (vrdma_uverbs.h); bump it in both halves
+ * together when one comes.
  */
 #define VRDMA_UVERBS_ABI_VERSION 1
 
@@ -29,6 +36,52 @@ struct vrdma_device {
 
 struct vrdma_context {
 	struct verbs_context ibv_ctx;
+	/* VRDMA_UCTX_RINGS: the context's doorbell page, mapped */
+	bool rings;
+	uint8_t *db;
+	uint32_t db_bits;
+	uint32_t kicked;	/* need_wake's number last kicked for */
+};
+
+/*
+ * A ring in this process's memory (docs/virtio-rdma.md section 8): its
+ * header, then entries slots of stride bytes; idx is our prod (a work
+ * queue) or cons (a CQ), seen the device's word as last read.
+ */
+struct vrdma_uring {
+	uint8_t *mem;
+	size_t len;
+	uint32_t entries;
+	uint32_t stride;
+	uint32_t hdr;
+	uint32_t idx;
+	uint32_t seen;
+	uint32_t bit;
+};
+
+/* An SRQ; on a ring (ring.mem) posted here. */
+struct vrdma_srq {
+	struct ibv_srq ibv_srq;
+	struct vrdma_uring ring;
+	pthread_spinlock_t lock;
+	uint32_t max_sge;
+	uint32_t max_wr;	/* as MODIFY_SRQ last set it */
+};
+
+/* An AH, with the address vector the kernel made of it (UD WQEs on rings) */
+struct vrdma_ah {
+	struct ibv_ah ibv_ah;
+	bool has_av;
+	struct virtio_rdma_av av;
+};
+
+/* A CQ; on a ring (ring.mem) polled and armed here. */
+struct vrdma_cq {
+	struct verbs_cq vcq;
+	struct vrdma_uring ring;
+	pthread_spinlock_t lock;	/* ring's idx, seen and arm_seq */
+	uint32_t arm_seq;
+	bool broken;		/* the device's written lied: EIO from now */
 };
 
 /*
@@ -45,7 +98,16 @@ struct vrdma_qp {
 	uint32_t max_send_wr;
 	uint32_t max_send_sge;
 	uint32_t max_inline_data;
+	uint32_t max_recv_sge;
 	uint64_t send_ops;	/* IBV_QP_EX_WITH_*, as asked at creation */
+
+	/* On rings (sq.mem): posted here. state is what modify_qp last set:
+	 * the device may move the QP to an error state, where posts are
+	 * still taken (and flushed).
+	 */
+	struct vrdma_uring sq, rq;
+	pthread_spinlock_t sq_lock, rq_lock;
+	enum ibv_qp_state state;
 
 	pthread_mutex_t wr_lock;	/* held from wr_start to complete/abort */
 	bool in_batch;
@@ -64,6 +126,21 @@ static inline struct vrdma_qp *to_vrdma_qp(struct ibv_qp *qp)
 	return container_of(qp, struct vrdma_qp, vqp.qp);
 }
 
+static inline struct vrdma_srq *to_vrdma_srq(struct ibv_srq *srq)
+{
+	return container_of(srq, struct vrdma_srq, ibv_srq);
+}
+
+static inline struct vrdma_ah *to_vrdma_ah(struct ibv_ah *ah)
+{
+	return container_of(ah, struct vrdma_ah, ibv_ah);
+}
+
+static inline struct vrdma_cq *to_vrdma_cq(struct ibv_cq *cq)
+{
+	return container_of(cq, struct vrdma_cq, vcq.cq);
+}
+
 static inline struct vrdma_context *to_vrdma_ctx(struct ibv_context *ctx)
 {
 	return container_of(ctx, struct vrdma_context, ibv_ctx.context);
@@ -73,6 +150,23 @@ static inline struct vrdma_device *to_vrdma_dev(struct verbs_device *dev)
 {
 	return container_of(dev, struct vrdma_device, ibv_dev);
 }
+
+/* ring.c */
+int vrdma_uring_alloc(struct vrdma_uring *r, uint32_t entries,
+		      uint32_t stride);
+void vrdma_uring_free(struct vrdma_uring *r);
+int vrdma_ring_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int vrdma_ring_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+uint32_t vrdma_ring_entries(uint32_t max_wr);
+uint32_t vrdma_ring_stride(size_t wqe);
+size_t vrdma_send_wqe_max(uint32_t max_sge, uint32_t max_inline);
+size_t vrdma_recv_wqe_max(uint32_t max_sge);
+int vrdma_ring_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+int vrdma_ring_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+int vrdma_ring_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			     struct ibv_recv_wr **bad_wr);
 
 int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
 		  uint64_t send_ops, bool atomics);

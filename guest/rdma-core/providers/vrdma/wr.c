@@ -4,7 +4,8 @@
  * ibv_wr_post.3) for a provider whose every verb is a kernel command: the
  * calls between wr_start and wr_complete build ordinary ibv_send_wr, with
  * their SGEs and inline bytes copied into the QP's own arrays, and
- * wr_complete posts them all with one POST_SEND (ibv_cmd_post_send).
+ * wr_complete posts them all at once (ibv_post_send: into the QP's ring,
+ * or one POST_SEND through the kernel).
  *
  * The builders and setters return nothing: the first error of a batch is
  * kept, the rest of the batch is ignored, and wr_complete returns it
@@ -398,8 +399,7 @@ static int vrdma_wr_complete(struct ibv_qp_ex *ibqp)
 	if (!ret && qp->nwr) {
 		ret = vrdma_wr_link(qp);
 		if (!ret)
-			ret = ibv_cmd_post_send(&qp->vqp.qp, &qp->wr[0].wr,
-						&bad);
+			ret = ibv_post_send(&qp->vqp.qp, &qp->wr[0].wr, &bad);
 	}
 	vrdma_wr_end(qp);
 	return ret;
