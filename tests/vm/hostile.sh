@@ -103,6 +103,7 @@ check "every CQ and QP slot can be had again" all_slots
 # rebind TIMEOUT_MS: the driver bound again (a fresh device), its commands
 # given TIMEOUT_MS (and REBIND_PARAMS); vrdma0 ACTIVE.
 REBIND_PARAMS=
+LIE_ENV=
 rebind() { vm_reload "cmd_timeout_ms=$1" $REBIND_PARAMS; }
 
 # daemon_swap [LIE]: the running vrdmad ends cleanly and the liar telling
@@ -125,7 +126,8 @@ daemon_swap() {
 }
 
 # lie LIE REGEX [kernel] [then_pp]: under LIE, vrdma-stress runs 10 s as
-# nobody (or, with "kernel", vrdma_selftest.ko loads: a kernel consumer,
+# nobody (in the environment LIE_ENV; or, with "kernel", vrdma_selftest.ko
+# loads: a kernel consumer,
 # whose CQs ib_free_cq frees whatever the driver says); it must end by
 # itself (not by its timeout), the driver must have said REGEX, reset the
 # device and probed it again: vrdma0 ACTIVE again without anyone binding
@@ -141,7 +143,7 @@ lie() {
 		out=$(guest_run 60 'modprobe vrdma_selftest; rc=$?; rmmod vrdma_selftest 2>/dev/null; exit $rc') || rc=$?
 		[ "$rc" -lt 124 ] && rc=0	# its checks may fail: the device is dead
 	else
-		out=$(as_user 65534 60 vrdma-stress -d vrdma0 -g 1 -t 10 -n 200) || rc=$?
+		out=$(as_user 65534 60 env $LIE_ENV vrdma-stress -d vrdma0 -g 1 -t 10 -n 200) || rc=$?
 	fi
 	log=$(guest_run 20 "dmesg | grep -E 'virtio_rdma|vrdma' | grep -v vrdma_selftest | tail -n 16")
 	guest_save vm
@@ -240,18 +242,70 @@ check "the honest vrdmad back, the driver bound again: ibv_rc_pingpong works" ho
 # ---- ABI v2: the driver on rings (rings=1) checks every index and event
 # the device writes; the liar writes a ring's taken past prod, a CQ ring's
 # written more than a ring past cons, events naming no CQ. The kernel
-# consumer's CQs are armed (the selftest's), so events flow for them.
+# consumer's CQs are armed (the selftest's), so events flow for them. The
+# stress program runs on the kernel's rings (VRDMA_USER_RINGS=0): the
+# driver's checks are what is tried.
 REBIND_PARAMS=rings=1
+LIE_ENV=VRDMA_USER_RINGS=0
 check "lie (rings): a ring's taken runs past prod" lie ring_taken "a ring's taken went from"
 check "lie (rings): a CQ ring's written runs a ring past cons" lie ring_written \
 	'CQ [0-9]+: written went from'
+LIE_ENV=
 check "lie (rings): events name a CQ that does not exist; then a pingpong works" \
 	lie ring_event 'an event for CQ [0-9]+, which does not exist' kernel then_pp
+
+# The same lies to programs on rings of their own (docs/virtio-rdma.md
+# section 9): the provider checks taken and written where it reads them,
+# so the program's post or poll fails (EIO) and it ends by itself; the
+# kernel reads neither, says nothing and keeps the device; vrdma0 stays
+# ACTIVE.
+user_lie() {
+	local out rc=0 log
+	daemon_swap "$1" && rebind 3000 || return 1
+	guest_use vm
+	guest_run 10 dmesg -C > /dev/null
+	guest_start "lsrv$NTEST" 40 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 200 -p 19999
+	if guest_listening 19999 10; then
+		out=$(as_user 65534 40 ibv_rc_pingpong -d vrdma0 -g 1 -s 4096 -n 200 -p 19999 \
+			127.0.0.1 2>&1) || rc=$?
+		guest_run 10 "pkill -f 'ibv_rc_pingpong.*19999'" > /dev/null 2>&1 || true
+		guest_wait "lsrv$NTEST" > /dev/null 2>&1 || true
+	else
+		# its receives, posted before it listens, failed
+		out=$(guest_wait "lsrv$NTEST" 2>&1) || rc=$?
+	fi
+	log=$(guest_run 20 "dmesg | grep -E 'virtio_rdma|vrdma' | tail -n 8; rdma link show vrdma0/1")
+	guest_save vm
+	echo "    the program (exit $rc): $(echo "$out" | grep -iE 'fail|error' | head -n 2 | tr '\n' ' ')"
+	echo "$log" | sed 's/^/    | /'
+	[ "$rc" != 0 ] && [ "$rc" -lt 124 ] && ! echo "$log" | grep -q 'device reset' &&
+		echo "$log" | grep -q 'state ACTIVE'
+}
+check "lie (rings, a program's own): taken past prod: its post fails, the kernel untouched" \
+	user_lie ring_taken
+check "lie (rings, a program's own): written past cons: its poll fails, the kernel untouched" \
+	user_lie ring_written
 # the honest vrdmad back, the driver still on rings (not back on v1 in the
 # same boot: QEMU 7.2's vhost_ack_features only adds bits, so vrdmad would
 # stay on rings; the next check boots a new VM)
 check "the honest vrdmad back, the driver bound again on rings: ibv_rc_pingpong works" \
 	honest_again
+
+# A program that lies in its own rings (guest/rdma-core/tests/ring_liar.c),
+# as nobody: each lie costs its own queue only (QP_FATAL, CQ_ERR for its
+# objects, forged event CQEs never delivered to a QP of another CQ); then
+# another user's pingpong works.
+ring_liar() {
+	local out rc=0
+	guest_use vm
+	out=$(as_user 65534 90 vrdma-ring-liar -d vrdma0 -g 1) || rc=$?
+	guest_save vm
+	echo "$out" | sed 's/^/  /'
+	[ $rc = 0 ] && other_user_pp
+}
+check "a program lying in its own rings (as nobody): only its queues fail; another user's pingpong works" \
+	ring_liar
 REBIND_PARAMS=
 
 # ---- DMA addresses: the same VM behind an emulated Intel IOMMU
