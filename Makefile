@@ -97,7 +97,7 @@ SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
 VECTORS := tests/vectors/roce-frames.txt
-FUZZ_SECONDS ?= 60
+FUZZ_SECONDS ?= 30
 FUZZ_DEVICE_SECONDS ?= 30
 FUZZ_STATE_SECONDS ?= 60
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
