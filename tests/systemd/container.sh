@@ -124,9 +124,17 @@ ct_use() {
 	LEADER=${CT_LEADER[$1]}
 }
 
+CT_ENV=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_PAGER=cat SYSTEMD_COLORS=0 LC_ALL=C)
 ct() {
-	nsenter -t "$LEADER" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		SYSTEMD_PAGER=cat SYSTEMD_COLORS=0 LC_ALL=C "$@"
+	nsenter -t "$LEADER" -a "${CT_ENV[@]}" "$@"
+}
+
+# ct_bg CMD...: ct in the background; CT_BG_PID is the nsenter itself,
+# which a kill ends (`ct CMD &` gives a subshell whose nsenter outlives
+# it, and the container's shutdown then waits for that for good)
+ct_bg() {
+	nsenter -t "$LEADER" -a "${CT_ENV[@]}" "$@" &
+	CT_BG_PID=$!
 }
 
 ct_boot() {

@@ -114,8 +114,8 @@ EOC
 	ct_boot "$name" --network-namespace-path="/run/netns/$2" --bind="$SVC_RUN:/run/vrdmad" ||
 		return
 	ct systemctl start vrdmad || rc=$?
-	ct journalctl -u vrdmad -f -n all -o cat < /dev/null > "$SVC_LOG" 2>&1 &
-	DAEMON_PIDS+=("$!")	# cleanup ends it
+	ct_bg journalctl -u vrdmad -f -n all -o cat < /dev/null > "$SVC_LOG" 2>&1
+	DAEMON_PIDS+=("$CT_BG_PID")	# cleanup ends it
 	if [ $rc != 0 ]; then
 		ct journalctl -u vrdmad --no-pager -n 30 >&2
 		return 1
