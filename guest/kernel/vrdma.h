@@ -364,6 +364,7 @@ int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 		 unsigned int n);
 int vrdma_udb_get(struct vrdma_dev *dev, struct vrdma_ucontext *uc,
 		  struct vrdma_ring **rs, unsigned int n);
+struct vrdma_ucontext *vrdma_uctx_rings(struct ib_udata *udata);
 int vrdma_udb_add(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
 void vrdma_udb_del(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
 int vrdma_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,

@@ -108,10 +108,9 @@ static void vrdma_destroy_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq);
  * cqe entries of 64 bytes, a bit of its context's doorbell page.
  */
 static int vrdma_cq_ring_user(struct vrdma_dev *dev, struct vrdma_cq *cq,
-			      u32 cqe, struct ib_udata *udata)
+			      u32 cqe, struct vrdma_ucontext *uc,
+			      struct ib_udata *udata)
 {
-	struct vrdma_ucontext *uc = rdma_udata_to_drv_context(udata,
-					struct vrdma_ucontext, ibuc);
 	struct vrdma_create_cq_req ureq;
 	struct vrdma_ring *r = &cq->ring;
 	int err;
@@ -141,6 +140,7 @@ static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
 	struct virtio_rdma_cmd_create_cq_ring req = {};
 	struct vrdma_create_cq_resp uresp = {};
 	struct virtio_rdma_rsp_create_cq rsp;
+	struct vrdma_ucontext *uc = vrdma_uctx_rings(udata);
 	struct vrdma_ring *r = &cq->ring;
 	__le64 *list;
 	u32 npages;
@@ -148,10 +148,8 @@ static int vrdma_create_cq_ring(struct vrdma_dev *dev, struct vrdma_cq *cq,
 
 	cq->dev = dev;
 	INIT_WORK(&cq->event_work, vrdma_cq_event_work);
-	if (udata && udata->inlen &&
-	    rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
-				      ibuc)->rings) {
-		err = vrdma_cq_ring_user(dev, cq, cqe, udata);
+	if (uc) {
+		err = vrdma_cq_ring_user(dev, cq, cqe, uc, udata);
 	} else {
 		err = vrdma_ring_alloc(r, roundup_pow_of_two(cqe), 64,
 				       cq->ibcq.uobject, false);

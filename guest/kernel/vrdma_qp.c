@@ -10,7 +10,6 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
-#include <rdma/uverbs_ioctl.h>
 
 #include "vrdma.h"
 
@@ -102,10 +101,9 @@ static int vrdma_wq_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,
 
 /* A program's QP rings (VRDMA_UCTX_RINGS), bits of its own page. */
 static int vrdma_qp_rings_user(struct vrdma_dev *dev, struct vrdma_qp *qp,
-			       bool srq, struct ib_udata *udata)
+			       bool srq, struct vrdma_ucontext *uc,
+			       struct ib_udata *udata)
 {
-	struct vrdma_ucontext *uc = rdma_udata_to_drv_context(udata,
-					struct vrdma_ucontext, ibuc);
 	struct vrdma_ring *rs[2] = { &qp->sqr, &qp->rqr };
 	const struct ib_qp_cap *cap = &qp->cap;
 	struct vrdma_create_qp_req ureq;
@@ -140,6 +138,7 @@ static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
 	struct vrdma_ring *rs[2] = { &qp->sqr, &qp->rqr };
 	bool srq = qreq->flags & cpu_to_le32(VIRTIO_RDMA_CREATE_QP_SRQ);
 	struct virtio_rdma_cmd_create_qp_ring *req;
+	struct vrdma_ucontext *uc;
 	const struct ib_qp_cap *cap = &qp->cap;
 	__le64 *sl = NULL, *rl = NULL;
 	bool user = udata;
@@ -149,10 +148,9 @@ static int vrdma_create_qp_ring(struct vrdma_dev *dev, struct vrdma_qp *qp,
 	req = kzalloc(sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
-	if (user && udata->inlen &&
-	    rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
-				      ibuc)->rings) {
-		err = vrdma_qp_rings_user(dev, qp, srq, udata);
+	uc = vrdma_uctx_rings(udata);
+	if (uc) {
+		err = vrdma_qp_rings_user(dev, qp, srq, uc, udata);
 		goto rings;
 	}
 	/* a kernel QP's one more: ib_drain_qp posts past the depth */
@@ -947,17 +945,14 @@ static int vrdma_create_srq_ring(struct vrdma_dev *dev, struct vrdma_srq *srq,
 {
 	struct virtio_rdma_cmd_create_srq_ring req = { .srq = *sreq };
 	struct vrdma_ring *r = &srq->ring;
+	struct vrdma_ucontext *uc = vrdma_uctx_rings(udata);
 	struct vrdma_create_srq_req ureq;
-	struct vrdma_ucontext *uc = NULL;
 	__le64 *list = NULL;
 	bool user = udata;
 	u32 n;
 	int err;
 
-	if (user && udata->inlen)
-		uc = rdma_udata_to_drv_context(udata, struct vrdma_ucontext,
-					       ibuc);
-	if (uc && uc->rings) {
+	if (uc) {
 		/* the program's own ring and bit */
 		err = udata->outlen < sizeof(struct vrdma_create_srq_resp) ?
 		      -EINVAL : 0;

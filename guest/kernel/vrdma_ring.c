@@ -14,6 +14,7 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "vrdma.h"
 
@@ -216,6 +217,19 @@ free:
 	return err;
 }
 
+/* n free bits of db for the rings rs, which has room; db_lock held. */
+static void vrdma_db_bits(struct vrdma_db *db, struct vrdma_ring **rs,
+			  unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		rs[i]->bit = find_first_zero_bit(db->used, VIRTIO_RDMA_DB_BITS);
+		__set_bit(rs[i]->bit, db->used);
+		rs[i]->db = db;
+	}
+}
+
 /*
  * n doorbell bits on one page for the rings rs (a QP's rings share their
  * page): a page is added when none has room, up to the device's
@@ -225,7 +239,6 @@ int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 		 unsigned int n)
 {
 	struct vrdma_db *db = NULL;
-	unsigned int i;
 	u32 p;
 	int err = 0;
 
@@ -242,11 +255,8 @@ int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 		if (!err)
 			db = &dev->dbs[dev->ndbs - 1];
 	}
-	for (i = 0; db && i < n; i++) {
-		rs[i]->bit = find_first_zero_bit(db->used, VIRTIO_RDMA_DB_BITS);
-		__set_bit(rs[i]->bit, db->used);
-		rs[i]->db = db;
-	}
+	if (db)
+		vrdma_db_bits(db, rs, n);
 	mutex_unlock(&dev->db_lock);
 	return err;
 }
@@ -255,21 +265,29 @@ int vrdma_db_get(struct vrdma_dev *dev, struct vrdma_ring **rs,
 int vrdma_udb_get(struct vrdma_dev *dev, struct vrdma_ucontext *uc,
 		  struct vrdma_ring **rs, unsigned int n)
 {
-	struct vrdma_db *db = &uc->db;
-	unsigned int i;
 	int err = 0;
 
 	mutex_lock(&dev->db_lock);
-	if (bitmap_weight(db->used, VIRTIO_RDMA_DB_BITS) + n >
+	if (bitmap_weight(uc->db.used, VIRTIO_RDMA_DB_BITS) + n >
 	    VIRTIO_RDMA_DB_BITS)
 		err = -ENOMEM;
-	for (i = 0; !err && i < n; i++) {
-		rs[i]->bit = find_first_zero_bit(db->used, VIRTIO_RDMA_DB_BITS);
-		__set_bit(rs[i]->bit, db->used);
-		rs[i]->db = db;
-	}
+	else
+		vrdma_db_bits(&uc->db, rs, n);
 	mutex_unlock(&dev->db_lock);
 	return err;
+}
+
+/* The context of a program on rings of its own (its create carried them),
+ * or NULL: the kernel's rings then.
+ */
+struct vrdma_ucontext *vrdma_uctx_rings(struct ib_udata *udata)
+{
+	struct vrdma_ucontext *uc;
+
+	if (!udata || !udata->inlen)
+		return NULL;
+	uc = rdma_udata_to_drv_context(udata, struct vrdma_ucontext, ibuc);
+	return uc->rings ? uc : NULL;
 }
 
 /*

@@ -333,6 +333,19 @@ static int send_check(const struct vrdma_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* A WR's SGEs as the device's (section 5). */
+static void fill_sges(struct virtio_rdma_sge *d, const struct ibv_sge *s,
+		      int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		d[i].addr = htole64(s[i].addr);
+		d[i].length = htole32(s[i].length);
+		d[i].lkey = htole32(s[i].lkey);
+	}
+}
+
 /* A checked send WR as the device's WQE, into slot c (len bytes). The
  * numbers of opcode and send_flags are ibverbs' and the ABI's alike.
  */
@@ -382,11 +395,7 @@ static void send_fill(const struct vrdma_qp *qp, const struct ibv_send_wr *wr,
 		c->wr.rdma.remote_addr = htole64(wr->wr.rdma.remote_addr);
 		c->wr.rdma.rkey = htole32(wr->wr.rdma.rkey);
 	}
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = htole64(wr->sg_list[i].addr);
-		sge[i].length = htole32(wr->sg_list[i].length);
-		sge[i].lkey = htole32(wr->sg_list[i].lkey);
-	}
+	fill_sges(sge, wr->sg_list, wr->num_sge);
 	if (!(wr->send_flags & IBV_SEND_INLINE))
 		return;
 	for (i = 0; i < wr->num_sge; i++) {
@@ -486,7 +495,6 @@ static int post_recv_ring(struct vrdma_context *ctx, struct vrdma_uring *r,
 			  void *obj)
 {
 	struct virtio_rdma_cmd_post_recv *c;
-	struct virtio_rdma_sge *sge;
 	uint32_t start = r->idx;
 	size_t len;
 	int i, err = 0;
@@ -509,12 +517,8 @@ static int post_recv_ring(struct vrdma_context *ctx, struct vrdma_uring *r,
 		memset(c, 0, len);
 		c->num_sge = htole32(wr->num_sge);
 		c->wr_id = htole64(wr->wr_id);
-		sge = (struct virtio_rdma_sge *)(c + 1);
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = htole64(wr->sg_list[i].addr);
-			sge[i].length = htole32(wr->sg_list[i].length);
-			sge[i].lkey = htole32(wr->sg_list[i].lkey);
-		}
+		fill_sges((struct virtio_rdma_sge *)(c + 1), wr->sg_list,
+			  wr->num_sge);
 		r->idx++;
 	}
 	if (r->idx != start) {
