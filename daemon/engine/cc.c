@@ -20,8 +20,13 @@
  *   acknowledged since the QP's last ACK (else it is a loss). A CNP
  *   (annex A17) cuts it by an eighth, at most once per window.
  * - A QP sends while the path has room, or when it has nothing in flight
- *   (so that none starves behind the others); a resend after a loss goes
- *   through the same gate, so retransmissions are paced by the window too.
+ *   (so that none starves behind the others) and the path has fewer than
+ *   ENG_CC_MAX packets in flight: thousands of QPs starting at once (issue
+ *   30: 4096 of them, a message each) would otherwise put thousands of
+ *   packets into one receiver, which drops half, and their synchronized
+ *   timeouts resend into the same full queue until RETRY_EXC. A resend
+ *   after a loss goes through the same gate, so retransmissions are paced
+ *   by the window too.
  * - A QP waiting for ACKs for longer than the path's probe timeout (from its
  *   RTT, at least ENG_CC_PTO_MIN_NS) sends its oldest unacknowledged packet
  *   again, once, asking for an ACK, and goes on where it was (a tail-loss
@@ -148,7 +153,8 @@ bool eng_cc_may_send(struct eng_qp *qp)
 {
 	const struct eng_path *p = qp->path;
 
-	if (!p || p->inflight < p->cwnd || !qp->cc_inflight || qp->comp.probing)
+	if (!p || p->inflight < p->cwnd || (!qp->cc_inflight && p->inflight < ENG_CC_MAX) ||
+	    qp->comp.probing)
 		return true;
 	if (!qp->comp.cc_held) {
 		qp->comp.cc_held = true;

@@ -2762,6 +2762,57 @@ static void test_cc_shared_window(void **state)
 	qp_fan_free(&a, &b, 4, qa, qb);
 }
 
+/* Thousands of QPs to one destination, a WRITE each (issue 30): a QP with
+ * nothing in flight may send past a full window, so that none starves, but
+ * the path never has more than ENG_CC_MAX (1024) packets in flight; the
+ * rest follow as ACKs come, and every WRITE lands. */
+static void test_cc_many_qps(void **state)
+{
+	enum { NQP = 2048, PATH_MAX_INFLIGHT = 1024 };
+	struct eng_qp **qa = calloc(NQP, sizeof(*qa)), **qb = calloc(NQP, sizeof(*qb));
+	struct eng_sge s = { SIDE_IOVA, 64, 0 };
+	/* unsignaled: NQP completions would overflow the side's CQ; an
+	 * error would still complete, and put the QP in ERR */
+	struct eng_send_wr wr = { .opcode = ENG_WR_RDMA_WRITE, .sg_list = &s, .num_sge = 1 };
+	struct eng_path_info info;
+	struct side a, b;
+	struct eng_wc wc;
+	unsigned int i, n;
+
+	(void)state;
+	assert_non_null(qa);
+	assert_non_null(qb);
+	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 400);
+	qp_fan(&a, &b, NQP, qa, qb, 400);
+	fill(a.mem, 64, 91);
+	s.lkey = eng_mr_lkey(a.mr);
+	wr.rdma.rkey = eng_mr_rkey(b.mr);
+	for (i = 0; i < NQP; i++) {
+		wr.wr_id = i;
+		wr.rdma.remote_addr = SIDE_IOVA + 0x100000 + (uint64_t)i * 64;
+		assert_int_equal(eng_post_send(qa[i], &wr), 0);
+	}
+	while (eng_poll(a.dev, &(uint64_t){ 0 }))
+		;
+	n = a.wire->n;
+	assert_int_equal(eng_dev_paths(a.dev, &info, 1), 1);
+	print_message("%u QPs of one WRITE each: %u sent before any ACK, window %u, %u in flight\n",
+		      NQP, n, info.cwnd, info.inflight);
+	assert_true(n <= PATH_MAX_INFLIGHT);
+	assert_int_equal(info.inflight, n);
+	pump(&a, &b);
+	if (eng_cq_poll(a.cq, &wc, 1) == 1)
+		fail_msg("WRITE %lu: status %d", (unsigned long)wc.wr_id, wc.status);
+	for (i = 0; i < NQP; i++) {
+		assert_int_equal(eng_qp_state(qa[i]), ENG_QPS_RTS);
+		if (memcmp(b.mem + 0x100000 + (size_t)i * 64, a.mem, 64))
+			fail_msg("QP %u: the data differs", i);
+	}
+	qp_fan_free(&a, &b, NQP, qa, qb);
+	free(qa);
+	free(qb);
+}
+
 /* The window halves on a loss (a PSN-sequence NAK), once per window of
  * packets, and grows back as ACKs come. */
 static void test_cc_loss_cut(void **state)
@@ -3816,6 +3867,7 @@ int main(void)
 		cmocka_unit_test(test_cc_shared_window),
 		cmocka_unit_test(test_cc_loss_cut),
 		cmocka_unit_test(test_cc_incast),
+		cmocka_unit_test(test_cc_many_qps),
 		cmocka_unit_test(test_cc_slow_acks),
 		cmocka_unit_test(test_ecn_cnp),
 		cmocka_unit_test(test_ecn_cnp_ud),
