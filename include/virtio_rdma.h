@@ -315,8 +315,9 @@ struct virtio_rdma_ring_desc {
 
 /* ABI v2's layouts: a ring's header (byte offsets of le32 words: 0..63 the
  * guest writes, 64..127 the device; the slots follow the header of
- * max(128, stride) bytes) and a doorbell page (the device's need_wake,
- * then one bit per queue from byte 64, in le64 words). need_wake is 0 while
+ * max(128, stride) bytes) and a doorbell page (the device's need_wake;
+ * bytes 4..63 the device never touches; one bit per queue from byte 64, in
+ * le64 words). need_wake is 0 while
  * the device polls; before it sleeps, a number other than 0 that is new at
  * each sleep: a guest kicks once per number (a second kick for the same
  * sleep wakes nobody). */

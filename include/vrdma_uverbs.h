@@ -16,6 +16,18 @@
  * a doorbell page for the context)
  */
 #define VRDMA_UCTX_RINGS	1u
+/*
+ * Answered with VRDMA_UCTX_RINGS: the doorbell page has the live word. A
+ * program polling its own rings makes no system call, so it would never
+ * hear that the device failed (its back end went away, a reset): the
+ * driver keeps VRDMA_UDB_LIVE at VRDMA_UDB_LIVE_OFF of the page (bytes the
+ * device neither reads nor writes, docs/virtio-rdma.md section 8) while the
+ * device serves the context and writes 0 when it fails; the provider's
+ * posts and empty polls then fail with EIO, as the kernel's commands do.
+ */
+#define VRDMA_UCTX_LIVE		2u
+#define VRDMA_UDB_LIVE_OFF	8
+#define VRDMA_UDB_LIVE		0x4556494cu	/* "LIVE" */
 
 struct vrdma_alloc_ucontext_req {
 	__u32 flags;		/* VRDMA_UCTX_RINGS */
@@ -23,7 +35,7 @@ struct vrdma_alloc_ucontext_req {
 };
 
 struct vrdma_alloc_ucontext_resp {
-	__u32 flags;		/* VRDMA_UCTX_RINGS, if granted */
+	__u32 flags;		/* VRDMA_UCTX_RINGS if granted, VRDMA_UCTX_LIVE */
 	__u32 db_bits;		/* the doorbell page's bits (VIRTIO_RDMA_DB_BITS) */
 	__aligned_u64 db_offset; /* mmap offset of that page: one page, shared */
 };

@@ -185,6 +185,7 @@ struct vrdma_dev {
 	struct vrdma_db *dbs;		/* cfg.max_db_pages */
 	u32 ndbs;
 	u32 nudbs;			/* programs' pages, beside dbs */
+	struct list_head udbs;		/* their contexts, told when it fails */
 	/* cqn -> struct vrdma_cq; VRDMA_CQ_DYING from before DESTROY_CQ
 	 * until the events the device wrote before its answer are taken
 	 */
@@ -214,6 +215,7 @@ struct vrdma_umap {
  */
 struct vrdma_ucontext {
 	struct ib_ucontext ibuc;
+	struct list_head node;		/* dev->udbs, under db_lock */
 	bool rings;
 	struct vrdma_db db;
 	struct vrdma_umap *umap;
@@ -367,6 +369,8 @@ int vrdma_udb_get(struct vrdma_dev *dev, struct vrdma_ucontext *uc,
 struct vrdma_ucontext *vrdma_uctx_rings(struct ib_udata *udata);
 int vrdma_udb_add(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
 void vrdma_udb_del(struct vrdma_dev *dev, struct vrdma_ucontext *uc);
+void vrdma_udb_live(struct vrdma_ucontext *uc, u32 v);
+void vrdma_udb_dead(struct vrdma_dev *dev);
 int vrdma_ring_user(struct vrdma_dev *dev, struct vrdma_ring *r,
 		    const struct vrdma_ring_req *req, bool map);
 void vrdma_ring_kick(struct vrdma_dev *dev);

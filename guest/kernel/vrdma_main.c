@@ -467,6 +467,7 @@ static void vrdma_reset_work(struct work_struct *work)
 		return;
 	/* before the reset clears it */
 	needs_reset = vdev->config->get_status(vdev) & VIRTIO_CONFIG_S_NEEDS_RESET;
+	vrdma_udb_dead(dev);
 	ib_dispatch_event(&ev);
 	vrdma_stop_device(dev);
 	/* Without a back end a probe would hang on commands: wait for one
@@ -582,6 +583,7 @@ static int vrdma_probe(struct virtio_device *vdev)
 	xa_init_flags(&dev->srqs, XA_FLAGS_LOCK_IRQ);
 	spin_lock_init(&dev->event_lock);
 	mutex_init(&dev->db_lock);
+	INIT_LIST_HEAD(&dev->udbs);
 	xa_init_flags(&dev->ring_cqs, XA_FLAGS_LOCK_IRQ);
 	INIT_WORK(&dev->bind_work, vrdma_bind_work);
 	dev->nb.notifier_call = vrdma_netdev_event;

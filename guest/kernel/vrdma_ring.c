@@ -338,6 +338,12 @@ int vrdma_udb_add(struct vrdma_dev *dev, struct vrdma_ucontext *uc)
 		return err;
 	}
 	uc->umap = um;
+	/* live unless the device failed already (vrdma_udb_dead ran) */
+	mutex_lock(&dev->db_lock);
+	if (!READ_ONCE(dev->broken))
+		vrdma_udb_live(uc, VRDMA_UDB_LIVE);
+	list_add(&uc->node, &dev->udbs);
+	mutex_unlock(&dev->db_lock);
 	return 0;
 free:
 	if (um && um->page)
@@ -351,6 +357,26 @@ free:
 	return err;
 }
 
+void vrdma_udb_live(struct vrdma_ucontext *uc, u32 v)
+{
+	WRITE_ONCE(*(__le32 *)(uc->db.page + VRDMA_UDB_LIVE_OFF), cpu_to_le32(v));
+}
+
+/*
+ * The device failed (dev->broken is set): every program with a doorbell
+ * page reads 0 in its live word from now on, so its posts and polls in
+ * its own rings fail as its system calls do (vrdma_uverbs.h).
+ */
+void vrdma_udb_dead(struct vrdma_dev *dev)
+{
+	struct vrdma_ucontext *uc;
+
+	mutex_lock(&dev->db_lock);
+	list_for_each_entry(uc, &dev->udbs, node)
+		vrdma_udb_live(uc, 0);
+	mutex_unlock(&dev->db_lock);
+}
+
 /*
  * The context's page goes back from the device (its rings are gone); the
  * page itself is freed once no mapping and no device holds it
@@ -359,6 +385,11 @@ free:
 void vrdma_udb_del(struct vrdma_dev *dev, struct vrdma_ucontext *uc)
 {
 	struct page *page = virt_to_page(uc->db.page);
+
+	mutex_lock(&dev->db_lock);
+	if (uc->umap)	/* on dev->udbs once vrdma_udb_add finished */
+		list_del(&uc->node);
+	mutex_unlock(&dev->db_lock);
 
 	if (vrdma_cmd_destroy(dev, VIRTIO_CMD_DEL_DB_PAGE, "DEL_DB_PAGE",
 			      uc->db.dbn)) {

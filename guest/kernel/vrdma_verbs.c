@@ -187,7 +187,7 @@ int vrdma_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 		uc->rings = !err;
 	}
 	if (uc->rings) {
-		resp.flags = VRDMA_UCTX_RINGS;
+		resp.flags = VRDMA_UCTX_RINGS | VRDMA_UCTX_LIVE;
 		resp.db_bits = VIRTIO_RDMA_DB_BITS;
 		resp.db_offset = rdma_user_mmap_get_offset(&uc->umap->entry);
 	}

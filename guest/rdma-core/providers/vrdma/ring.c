@@ -103,6 +103,18 @@ static int ring_bell(struct vrdma_context *ctx, const struct vrdma_uring *r,
 	return kick(obj);
 }
 
+/*
+ * The device failed (the kernel cleared the page's live word,
+ * vrdma_uverbs.h): what this program posts or polls in its rings is
+ * EIO from now on, as its system calls are.
+ */
+static bool ctx_dead(const struct vrdma_context *ctx)
+{
+	return ctx->live_word &&
+	       __atomic_load_n((uint32_t *)(ctx->db + VRDMA_UDB_LIVE_OFF),
+			       __ATOMIC_RELAXED) != htole32(VRDMA_UDB_LIVE);
+}
+
 /* One CQE as a work completion. The numbers of status and opcode are
  * ibverbs' (the ABI took the kernel's, which are the same); wc_flags are
  * the kernel's bits and are translated.
@@ -183,6 +195,9 @@ int vrdma_ring_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 	/* the slots are the device's again */
 	ring_store(r, VIRTIO_RDMA_RING_CONS, r->idx);
 	pthread_spin_unlock(&cq->lock);
+	/* nothing more will come from a device that failed */
+	if (!n && ctx_dead(to_vrdma_ctx(ibcq->context)))
+		return -EIO;
 	return n;
 }
 
@@ -432,6 +447,10 @@ int vrdma_ring_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (ctx_dead(to_vrdma_ctx(ibqp->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	start = r->idx;
 	for (; wr; wr = wr->next) {
@@ -551,6 +570,10 @@ int vrdma_ring_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (ctx_dead(to_vrdma_ctx(ibqp->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&qp->rq_lock);
 	err = post_recv_ring(to_vrdma_ctx(ibqp->context), &qp->rq,
 			     qp->max_recv_sge, false, wr, bad_wr, rq_kick, ibqp);
@@ -571,6 +594,10 @@ int vrdma_ring_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct vrdma_srq *srq = to_vrdma_srq(ibsrq);
 	int err;
 
+	if (ctx_dead(to_vrdma_ctx(ibsrq->context))) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	pthread_spin_lock(&srq->lock);
 	err = post_recv_ring(to_vrdma_ctx(ibsrq->context), &srq->ring,
 			     srq->max_sge,

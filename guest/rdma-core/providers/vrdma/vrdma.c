@@ -625,6 +625,7 @@ static struct verbs_context *vrdma_alloc_context(struct ibv_device *ibdev,
 		if (ctx->db_bits > VIRTIO_RDMA_DB_BITS)
 			ctx->db_bits = VIRTIO_RDMA_DB_BITS;
 		ctx->rings = true;
+		ctx->live_word = resp.drv.flags & VRDMA_UCTX_LIVE;
 	}
 	verbs_set_ops(&ctx->ibv_ctx, &vrdma_ctx_ops);
 	return &ctx->ibv_ctx;

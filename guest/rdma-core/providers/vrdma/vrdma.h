@@ -41,6 +41,7 @@ struct vrdma_context {
 	uint8_t *db;
 	uint32_t db_bits;
 	uint32_t kicked;	/* need_wake's number last kicked for */
+	bool live_word;		/* VRDMA_UCTX_LIVE: the page has one */
 };
 
 /*
