@@ -6,8 +6,8 @@
 #   module    guest/kernel with kbuild against /usr/src/linux-headers-KVER
 #             (its Kbuild finds the ABI header as ../../include)
 #   provider  the vrdma provider inside Debian's rdma-core tree RDMA_TREE,
-#             vrdma-wr-test, vrdma-stress and vrdma-ring-liar (tests/vm/
-#             run them)
+#             vrdma-wr-test, vrdma-stress, vrdma-ring-liar and
+#             vrdma-many-qps (tests/vm/ run them)
 # and copies what it built into OUTDIR; with --install, also installs it
 # into this root: the module under /lib/modules/KVER/updates (depmod), the
 # provider where Debian's libibverbs looks for providers.
@@ -39,7 +39,7 @@ provider)
 		install -m 644 "$OUT"/libvrdma-rdmav*.so "$d/"
 		install -m 644 "$OUT/vrdma.driver" /etc/libibverbs.d/
 		install -m 755 "$OUT/vrdma-wr-test" "$OUT/vrdma-stress" "$OUT/vrdma-ring-liar" \
-			/usr/local/bin/
+			"$OUT/vrdma-many-qps" /usr/local/bin/
 		# It loads into Debian's libibverbs: its private ABI symbols resolve
 		# (mode 2: RTLD_NOW). (libibverbs loads providers only for devices.)
 		python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1], mode=2)' "$d"/libvrdma-rdmav*.so

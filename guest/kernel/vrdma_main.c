@@ -17,9 +17,9 @@
 #include "vrdma.h"
 
 /* ABI v2: take VIRTIO_RDMA_F_RINGS where the device offers it */
-static bool rings;
+static bool rings = true;
 module_param(rings, bool, 0444);
-MODULE_PARM_DESC(rings, "Use the device's rings in guest memory (ABI v2) where offered (default: off)");
+MODULE_PARM_DESC(rings, "Use the device's rings in guest memory (ABI v2) where offered (default: on)");
 
 static const struct ib_device_ops vrdma_dev_ops = {
 	.owner = THIS_MODULE,

@@ -2,8 +2,9 @@
 # guest/rdma-core/build.sh TREE OUTDIR: build the vrdma provider inside
 # Debian's rdma-core source TREE and copy libvrdma-rdmav*.so and
 # vrdma.driver (the /etc/libibverbs.d entry) into OUTDIR, with
-# vrdma-wr-test (tests/wr_test.c), vrdma-stress (tests/stress.c) and
-# vrdma-ring-liar (tests/ring_liar.c), built against TREE's libibverbs.
+# vrdma-wr-test (tests/wr_test.c), vrdma-stress (tests/stress.c),
+# vrdma-ring-liar (tests/ring_liar.c) and vrdma-many-qps (tests/many_qps.c),
+# built against TREE's libibverbs.
 #
 # Runs where TREE's compiler and libraries are: in the guest build root
 # (guest/image.sh calls it there). TREE must be configured already
@@ -44,6 +45,8 @@ cc -O2 -g -Wall -Wextra -Werror -I"$TREE/build/include" -o "$OUT/vrdma-wr-test" 
 	"$HERE/tests/wr_test.c" -L"$TREE/build/lib" -libverbs
 cc -O2 -g -Wall -Wextra -Werror -pthread -I"$TREE/build/include" -o "$OUT/vrdma-stress" \
 	"$HERE/tests/stress.c" -L"$TREE/build/lib" -libverbs
+cc -O2 -g -Wall -Wextra -Werror -I"$TREE/build/include" -o "$OUT/vrdma-many-qps" \
+	"$HERE/tests/many_qps.c" -L"$TREE/build/lib" -libverbs
 # vrdma-ring-liar reaches into the provider's objects (its vrdma.h)
 cc -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -pthread \
 	-I"$TREE/providers/vrdma" -I"$TREE/build/include" -o "$OUT/vrdma-ring-liar" \

@@ -24,6 +24,8 @@ source "$(dirname "$0")/lib.sh"
 # can name
 VM_MAX_CQ=24
 VM_MAX_QP=16
+# and, on rings, 4096 QPs of one program besides QP1 (vrdma-many-qps)
+VM_CONF_EXTRA="ring_max_qp = $((4096 + 4))"
 vm_pair_up cm
 
 # the user-space CM device in both guests (rdma_ucm; rdma_cm and ib_cm
@@ -299,7 +301,8 @@ gid = $BETA
 mac = $BETAMAC
 socket = $TMP/beta.sock
 max_cq = 8
-max_qp = 8" vmb.conf)
+max_qp = 8
+ring_max_qp = $((4096 + 4))" vmb.conf)
 start_daemon_b "$CONF_B"
 
 beta_boots() {
@@ -332,6 +335,50 @@ vm_vm() {
 }
 check "rping -C 10 -V VM <-> VM across two vrdmads, alpha serves" vm_vm vm
 check "rping -C 10 -V VM <-> VM across two vrdmads, beta serves" vm_vm rxe
+
+# ---- thousands of QPs (ABI v2, docs/virtio-rdma.md section 9): one
+# program in alpha with MANY_QPS (4096) RC QPs, each connected to one of
+# the same program's in beta, across the two vrdmads; every QP carries a
+# data-checked SEND each way (guest/rdma-core/tests/many_qps.c)
+many_qps() {
+	local n=${MANY_QPS:-4096} port=$((20000 + NTEST)) rc=0 crc=0 who
+	guest_use vm
+	guest_start "mq$NTEST" 900 vrdma-many-qps -d vrdma0 -g 1 -q "$n" -p "$port"
+	guest_run 30 "for i in \$(seq 300); do ss -ltn | grep -q ':$port ' && exit 0; sleep 0.1; done; exit 1" \
+		> /dev/null || { echo "    alpha's vrdma-many-qps did not listen"; rc=1; }
+	guest_save vm
+	if [ $rc = 0 ]; then
+		guest_use rxe
+		guest_run 900 vrdma-many-qps -d vrdma0 -g 1 -q "$n" -p "$port" "$VM" > "$TMP/client.out" 2>&1 ||
+			crc=$?
+		rc=$crc
+		guest_save rxe
+	fi
+	guest_use vm
+	[ $rc = 0 ] || guest_run 10 "pkill vrdma-many-qps" > /dev/null 2>&1 || true
+	guest_wait "mq$NTEST" > "$TMP/server.out" 2>&1 || rc=$?
+	guest_save vm
+	sed 's/^/    alpha: /' "$TMP/server.out"
+	sed 's/^/    beta: /' "$TMP/client.out"
+	for who in server client; do
+		grep -q "^vrdma-many-qps: $n QPs, $n messages each way, data checked" "$TMP/$who.out" || rc=1
+	done
+	echo "    vrdmad A: $(jstat '.vms[] | select(.name == "alpha") | .device | "rings \(.rings), ring_errors \(.ring_errors)"')"
+	if [ $rc != 0 ]; then
+		echo "    -- the transport's counters (not 0), A then B:"
+		jstat '.vms[] | select(.name == "alpha") | .device.transport | to_entries[] |
+			select(.value != 0) | "\(.key)=\(.value)"' | tr '\n' ' ' | fold -w 100 | sed 's/^/    /'
+		echo
+		ctlb stats --json | jq -r '.vms[] | select(.name == "beta") | .device.transport | to_entries[] |
+			select(.value != 0) | "\(.key)=\(.value)"' | tr '\n' ' ' | fold -w 100 | sed 's/^/    /'
+		echo
+		ctl stats --json | jq -c '.port.xsk // empty' | sed 's/^/    A xsk: /'
+		ctlb stats --json | jq -c '.port.xsk // empty' | sed 's/^/    B xsk: /'
+	fi
+	return $rc
+}
+check "4096 RC QPs of one program in alpha <-> 4096 in beta, a data-checked SEND each way on every one" \
+	many_qps
 
 guests_off
 check "vrdmad exits 0 after the VM is gone, no sanitizer report" clean_exit "$DPID" "$DLOG"

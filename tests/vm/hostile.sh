@@ -30,10 +30,16 @@
 # build), VRDMA_QEMU_DIR (guest/qemu/build.sh's output). Needs root. Exit 77 (SKIP)
 # only when QEMU cannot run here.
 set -e
+# booted on ABI v1 (the kernel's virtqueue paths), bound again on rings for
+# the lies about rings
+VM_RINGS=0
 source "$(dirname "$0")/lib.sh"
 : "${VRDMAD_LIAR:?set VRDMAD_LIAR to the vrdmad-liar binary}"
 
-VM_MAX_CQ=12 VM_MAX_QP=16 vm_host
+# as few slots on rings (ABI v2) as on v1, so that the stress there too
+# reuses what was just freed
+VM_MAX_CQ=12 VM_MAX_QP=16 VM_CONF_EXTRA="ring_max_cq = 12
+ring_max_qp = 16" vm_host
 vm_boot hostile
 
 # as_user UID TIMEOUT CMD: a shell command line in the VM as that user,
@@ -57,7 +63,7 @@ stress() {
 	echo "$out" | grep -v '^$' | tail -n 12 | sed 's/^/    /'
 	[ $rc = 0 ]
 }
-STRESS_SECS=${STRESS_SECS:-60}
+STRESS_SECS=${STRESS_SECS:-45}
 STRESS_ROUNDS=${STRESS_ROUNDS:-3000}
 check "vrdma-stress as nobody: create/destroy races, MRs under WRITEs" stress 2
 check "and with 160 threads flooding the control queue" stress 160
@@ -306,6 +312,12 @@ ring_liar() {
 }
 check "a program lying in its own rings (as nobody): only its queues fail; another user's pingpong works" \
 	ring_liar
+# the stress on rings: each CQ, QP and SRQ of the program rings of its own
+# memory (pinned under nobody's 8 MiB), its slots those of the device's
+# ring tables (ring_max_cq 12, ring_max_qp 16, as above)
+STRESS_SECS=$((STRESS_SECS * 2 / 3))
+check "vrdma-stress as nobody on rings of its own: create/destroy races, MRs under WRITEs" stress 2
+check "then every CQ and QP slot on rings can be had again" all_slots
 REBIND_PARAMS=
 
 # ---- DMA addresses: the same VM behind an emulated Intel IOMMU

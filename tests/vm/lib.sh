@@ -34,9 +34,11 @@ check_failed() {
 # that left a report there.
 VM_SMP=2
 VM_APPEND="slub_debug=FZPU"
-# VM_RINGS=1: the driver on ABI v2's rings (its module parameter rings=1,
-# which modprobe takes from the kernel command line at every load)
-[ "${VM_RINGS:-0}" != 1 ] || VM_APPEND+=" virtio_rdma.rings=1"
+# VM_RINGS=0: the driver on ABI v1 (its module parameter rings=0, which
+# modprobe takes from the kernel command line at every load); by default it
+# takes ABI v2's rings, and a check at boot says it did.
+VM_RINGS=${VM_RINGS:-1}
+[ "$VM_RINGS" = 1 ] || VM_APPEND+=" virtio_rdma.rings=0"
 KMSG=
 KMSG_SEEN=0
 KMSG_BAD='BUG|WARNING|Oops|general protection|KASAN|UBSAN|[Cc]orrupt|soft lockup|hard LOCKUP|rcu.*stall|blocked for more than|Call Trace|refcount_t'
@@ -47,8 +49,8 @@ MAD_COMPLAINT='ib_mad|mad.*(err|fail)|ib_cm|rdma_cm|QP1|couldn.t (start|open) po
 MAD_GREETING='registered|loaded|modules linked in'
 
 # vm_host: the bridges and vrdmad with VM alpha (its config in CONF;
-# max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP); the VM's socket in
-# VM_SOCK.
+# max_cq and max_qp 8, or VM_MAX_CQ / VM_MAX_QP, and the lines of
+# VM_CONF_EXTRA); the VM's socket in VM_SOCK.
 vm_host() {
 	local ns
 	VM_SOCK=$TMP/alpha.sock
@@ -75,7 +77,8 @@ vm_host() {
 gid = $VM
 mac = $VMMAC
 max_cq = ${VM_MAX_CQ:-8}
-max_qp = ${VM_MAX_QP:-8}"
+max_qp = ${VM_MAX_QP:-8}${VM_CONF_EXTRA:+
+$VM_CONF_EXTRA}"
 	# VM_MANAGED=systemd: vrdmad.service under a real systemd (svc_up)
 	if [ "${VM_MANAGED:-}" = systemd ]; then
 		trap 'guests_off; ct_cleanup; cleanup' EXIT
@@ -146,7 +149,11 @@ vm_boot() {
 	kmsg_watch
 	guest_save vm
 	echo "vm: VM up in $GUEST_BOOT_SECS s"
-	[ "${VM_RINGS:-0}" != 1 ] || check "the driver is on rings (VM_RINGS=1)" vm_on_rings
+	if [ "$VM_RINGS" = 1 ]; then
+		check "the driver is on rings (ABI v2)" vm_on_rings
+	else
+		check "the driver is on ABI v1 (VM_RINGS=0)" vm_on_v1
+	fi
 }
 
 # vm_reload PARAMS...: virtio_rdma in the VM unloaded and loaded again with
@@ -167,6 +174,14 @@ vm_on_rings() {
 	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"')
 	guest_save vm
 	[ "$(echo "$out" | sed -n 1p)" = Y ] && [ "$(echo "$out" | sed -n 2p)" -ge 1 ]
+}
+
+# vm_on_v1: virtio_rdma in the VM left the rings alone (rings=0).
+vm_on_v1() {
+	local out
+	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"')
+	guest_save vm
+	[ "$(echo "$out" | sed -n 1p)" = N ] && [ "$(echo "$out" | sed -n 2p)" = 0 ]
 }
 
 # vm_knobs: the current guest's knobs, the VM's (alpha's device on
