@@ -98,8 +98,8 @@ SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
 VECTORS := tests/vectors/roce-frames.txt
 FUZZ_SECONDS ?= 30
-FUZZ_DEVICE_SECONDS ?= 30
-FUZZ_STATE_SECONDS ?= 60
+FUZZ_DEVICE_SECONDS ?= 20
+FUZZ_STATE_SECONDS ?= 45
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .SECONDARY:

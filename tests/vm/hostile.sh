@@ -63,7 +63,7 @@ stress() {
 	echo "$out" | grep -v '^$' | tail -n 12 | sed 's/^/    /'
 	[ $rc = 0 ]
 }
-STRESS_SECS=${STRESS_SECS:-45}
+STRESS_SECS=${STRESS_SECS:-30}
 STRESS_ROUNDS=${STRESS_ROUNDS:-3000}
 check "vrdma-stress as nobody: create/destroy races, MRs under WRITEs" stress 2
 check "and with 160 threads flooding the control queue" stress 160
