@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <infiniband/verbs.h>
+#include "self_rts.h"
 
 #define MSG 64
 
@@ -104,48 +104,6 @@ static int tcp_listen(const char *port)
 		return -1;
 	}
 	return lfd;
-}
-
-/*
- * A QP to RTS towards the peer's dest (IBA 10.3.1): all of them send at
- * once, a burst of NQP frames that the receiving port may drop a part of,
- * so the retry is the transport's usual (timeout 14: 67 ms, 7 retries).
- */
-static int to_rts(struct ibv_qp *qp, uint32_t dest, const union ibv_gid *gid, int gid_index)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.rq_psn = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 1;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 /* The 64 bytes pair i carries: its index and both QP numbers (the client's
@@ -363,7 +321,10 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (i = 0; i < s.nqp; i++) {
 		s.peer_qpn[i] = ntohl(s.peer_qpn[i]);
-		if (to_rts(s.qp[i], s.peer_qpn[i], &peer_gid, gid_index) || post_recv(&s, i)) {
+		/* a receiving vrdmad short of CPU may drop some of the
+		 * messages under way: the transport's usual retries */
+		if (qp_rts(s.qp[i], s.peer_qpn[i], &peer_gid, gid_index, RTS_PATIENT) ||
+		    post_recv(&s, i)) {
 			fprintf(stderr, "vrdma-many-qps: QP %u: to RTS or ibv_post_recv: %s\n",
 				s.qp[i]->qp_num, strerror(errno));
 			goto out_close;

@@ -518,6 +518,10 @@ static int post_recv_ring(struct vrdma_context *ctx, struct vrdma_uring *r,
 	size_t len;
 	int i, err = 0;
 
+	if (ctx_dead(ctx)) {
+		*bad_wr = wr;
+		return EIO;
+	}
 	for (; wr; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > max_sge) {
 			err = EINVAL;
@@ -570,10 +574,6 @@ int vrdma_ring_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	if (ctx_dead(to_vrdma_ctx(ibqp->context))) {
-		*bad_wr = wr;
-		return EIO;
-	}
 	pthread_spin_lock(&qp->rq_lock);
 	err = post_recv_ring(to_vrdma_ctx(ibqp->context), &qp->rq,
 			     qp->max_recv_sge, false, wr, bad_wr, rq_kick, ibqp);
@@ -594,10 +594,6 @@ int vrdma_ring_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	struct vrdma_srq *srq = to_vrdma_srq(ibsrq);
 	int err;
 
-	if (ctx_dead(to_vrdma_ctx(ibsrq->context))) {
-		*bad_wr = wr;
-		return EIO;
-	}
 	pthread_spin_lock(&srq->lock);
 	err = post_recv_ring(to_vrdma_ctx(ibsrq->context), &srq->ring,
 			     srq->max_sge,
