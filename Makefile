@@ -97,9 +97,9 @@ SAN_TOOL_PROGS := $(patsubst $(BUILD)/%,$(BUILD)/asan/%,$(TOOL_PROGS))
 SAN_TESTS := $(addprefix $(BUILD)/asan/,$(UNIT_TESTS))
 
 VECTORS := tests/vectors/roce-frames.txt
-FUZZ_SECONDS ?= 30
+FUZZ_SECONDS ?= 20
 FUZZ_DEVICE_SECONDS ?= 20
-FUZZ_STATE_SECONDS ?= 45
+FUZZ_STATE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .SECONDARY:

@@ -141,7 +141,8 @@ check "vrdmad.service under a real systemd: VM alpha on the container's socket" 
 
 PERF=(-d rxe0 -x 1 -F -D 20)
 VPERF=(-d vrdma0 -x 1 -F -D 20)
-for t in write read send atomic; do
+# (the VM's SENDs are the data-checked ping-pong's, below)
+for t in write read atomic; do
 	check "ib_${t}_bw -D 20 VM -> Soft-RoCE, systemctl restart x$RESTARTS: no error" \
 		restarts_under rxe "ib_${t}_bw" "${PERF[@]}" -- "ib_${t}_bw" "${VPERF[@]}"
 done
