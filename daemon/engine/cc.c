@@ -34,6 +34,9 @@
  *   draws a NAK. A probe cuts nothing and resends nothing else (a slow ACK
  *   is no loss); READs and atomics at the head are left to their implied
  *   NAKs and the IB retransmit timer, which stays as it was, for dead peers.
+ *   The QPs of a path send at most a window (cwnd) of probes per probe
+ *   timeout between them; a QP that finds none left waits for the next
+ *   period, its backoff unchanged.
  * - ECN (annex A17.9, the DCQCN model ConnectX implements): every frame
  *   goes out ECN-capable (ECT(0)) unless its traffic class says otherwise;
  *   a packet that arrives marked CE (a switch's queue was filling) is
@@ -227,12 +230,28 @@ void eng_cc_rewound(struct eng_qp *qp)
 	qp->comp.rtt_at = 0;	/* Karn: a resent packet's ACK times nothing */
 }
 
+/* A path's QPs share a window of probes per probe timeout: when thousands
+ * of QPs lost their packets in one full receiver, one probe each per
+ * timeout would fill it again (issue 30). */
+static bool probe_take(struct eng_path *p, uint64_t now)
+{
+	if (now >= p->probe_until) {
+		p->probe_until = now + pto(p);
+		p->probes_left = p->cwnd;
+	}
+	if (!p->probes_left)
+		return false;
+	p->probes_left--;
+	return true;
+}
+
 void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 {
 	struct eng_swqe *w;
 	__typeof__(qp->req) saved;
 	uint64_t rtt_at;
 	uint32_t rtt_psn;
+	bool resend;
 
 	if (!qp->comp.probe_at || now < qp->comp.probe_at)
 		return;
@@ -244,11 +263,16 @@ void eng_cc_timers(struct eng_qp *qp, uint64_t now)
 		qp->comp.probe_at = qp->comp.rnr_until + pto(qp->path);
 		return;
 	}
+	w = &qp->swqe[qp->sq.head];
+	resend = qp->sq.count && w->started && !eng_wr_is_rd_atomic(w->wr.opcode);
+	if (resend && !probe_take(qp->path, now)) {
+		qp->comp.probe_at = qp->path->probe_until;	/* its turn may come then */
+		return;
+	}
 	if (qp->comp.probes < ENG_CC_PTO_MAX_SHIFT)
 		qp->comp.probes++;
 	probe_arm(qp, now);
-	w = &qp->swqe[qp->sq.head];
-	if (!qp->sq.count || !w->started || eng_wr_is_rd_atomic(w->wr.opcode))
+	if (!resend)
 		return;
 	/* the oldest packet once more, then on from where the requester was */
 	saved = qp->req;

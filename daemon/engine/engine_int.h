@@ -73,6 +73,8 @@ struct eng_path {
 	uint32_t recover;	/* packets to be acknowledged before the next cut */
 	uint64_t progress;	/* acknowledgements that moved a QP on */
 	uint64_t srtt, rttvar;	/* ns, RFC 6298's estimators; srtt 0: no sample */
+	uint64_t probe_until;	/* ns: the end of the probe budget's period */
+	uint32_t probes_left;	/* tail-loss probes its QPs may still send in it */
 };
 
 #define ENG_CC_INIT	ENG_SEND_WINDOW	/* a lone QP's window, as before */
