@@ -168,21 +168,19 @@ vm_reload() {
 	echo "$VM_RELOAD_OUT" | grep -q 'state ACTIVE' || { echo "    $VM_RELOAD_OUT"; return 1; }
 }
 
-# vm_on_rings: virtio_rdma in the VM took ABI v2's rings.
-vm_on_rings() {
-	local out
+# vm_rings_used Y|N: virtio_rdma in the VM took ABI v2's rings (Y) or
+# left them alone (N, rings=0), by its parameter and its kernel log.
+vm_rings_used() {
+	local out took
+	guest_use vm
 	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"')
 	guest_save vm
-	[ "$(echo "$out" | sed -n 1p)" = Y ] && [ "$(echo "$out" | sed -n 2p)" -ge 1 ]
+	took=$(echo "$out" | sed -n 2p)
+	[ "$(echo "$out" | sed -n 1p)" = "$1" ] || return 1
+	if [ "$1" = Y ]; then [ "$took" -ge 1 ]; else [ "$took" = 0 ]; fi
 }
-
-# vm_on_v1: virtio_rdma in the VM left the rings alone (rings=0).
-vm_on_v1() {
-	local out
-	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"')
-	guest_save vm
-	[ "$(echo "$out" | sed -n 1p)" = N ] && [ "$(echo "$out" | sed -n 2p)" = 0 ]
-}
+vm_on_rings() { vm_rings_used Y; }
+vm_on_v1() { vm_rings_used N; }
 
 # vm_knobs: the current guest's knobs, the VM's (alpha's device on
 # vrdmad's socket).
@@ -276,6 +274,51 @@ run_pair() {
 		echo "    -- client:"; tail -n "${PAIR_TAIL:-40}" "$TMP/client.out" | sed 's/^/    /'
 	fi
 	return $rc
+}
+
+# The VM against Soft-RoCE, as verbs.sh and rings.sh run them. PP_AFTER,
+# when set, is a command run after each ping-pong that passed, with the
+# number of WQEs the VM posted at least (rings.sh counts what vrdmad took
+# from its rings).
+#
+# pingpong TYPE SIZE ITERS WHO-SERVES [FLAG...]: ibv_TYPE_pingpong -c
+pingpong() {
+	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c "${@:5}" -- \
+		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c "${@:5}" && pp_lines &&
+		{ [ -z "$PP_AFTER" ] || $PP_AFTER $((2 * n)); }
+}
+
+# srq_pingpong NQP WHO-SERVES: ibv_srq_pingpong's NQP QPs on one SRQ
+srq_pingpong() {
+	local q=$1 who=$2 dev_s dev_c
+	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
+	run_pair "$who" ibv_srq_pingpong -d "$dev_s" -g 1 -q "$q" -s 4096 -n 100 -- \
+		ibv_srq_pingpong -d "$dev_c" -g 1 -q "$q" -s 4096 -n 100 && pp_lines &&
+		{ [ -z "$PP_AFTER" ] || $PP_AFTER 200; }
+}
+
+# wr_test: vrdma-wr-test (guest/rdma-core/tests/wr_test.c), the VM's QPs
+# connected to each other; what is not ok is shown
+wr_test() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 90 vrdma-wr-test -d vrdma0 -g 1) || rc=$?
+	guest_save vm
+	echo "$out" | grep -v ' ok$' | sed 's/^/    /'
+	[ $rc = 0 ]
+}
+
+# kernel_verbs: vrdma_selftest.ko (guest/kernel/vrdma_selftest.c) loaded
+# and unloaded; its last run must pass
+kernel_verbs() {
+	local out rc=0
+	guest_use vm
+	out=$(guest_run 90 'modprobe vrdma_selftest && rmmod vrdma_selftest; dmesg | grep vrdma_selftest') || rc=$?
+	guest_save vm
+	echo "$out" | tail -n 4 | sed 's/^/    /'
+	[ $rc = 0 ] && echo "$out" | tail -n 1 | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
 }
 
 no_sanitizer_report() { ! grep -q "Sanitizer\|runtime error" "$1"; }

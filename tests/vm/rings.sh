@@ -25,11 +25,13 @@ dev_jq() {
 
 on_rings() {
 	local out
-	out=$(guest_run 20 'cat /sys/module/virtio_rdma/parameters/rings; dmesg | grep -c "on rings in guest memory"; rdma link show vrdma0/1')
-	echo "$out" | sed 's/^/    /'
+	vm_on_rings || return 1
+	guest_use vm
+	out=$(guest_run 20 'rdma link show vrdma0/1')
+	guest_save vm
+	echo "    $out"
 	echo "    vrdmad: rings $(dev_jq rings)"
-	[ "$(echo "$out" | sed -n 1p)" = Y ] && [ "$(echo "$out" | sed -n 2p)" -ge 1 ] &&
-		echo "$out" | grep -q 'state ACTIVE physical_state LINK_UP netdev eth0' &&
+	echo "$out" | grep -q 'state ACTIVE physical_state LINK_UP netdev eth0' &&
 		[ "$(dev_jq rings)" = true ]
 }
 
@@ -43,34 +45,6 @@ ring_count() {
 	echo "    ring_wqes +$((now - RING_WQES)) (at least $1), ring_errors $errs"
 	[ "$((now - RING_WQES))" -ge "$1" ] && [ "$errs" = 0 ] || return 1
 	RING_WQES=$now
-}
-
-pingpong() {	# TYPE SIZE ITERS WHO-SERVES [FLAG...]
-	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
-	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c "${@:5}" -- \
-		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c "${@:5}" && pp_lines &&
-		# on rings: the VM posted n sends and n receives at least
-		{ [ "$ON_RINGS" = 0 ] || ring_count $((2 * n)); }
-}
-
-srq_pingpong() {	# NQP WHO-SERVES
-	local q=$1 who=$2 dev_s dev_c
-	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" ibv_srq_pingpong -d "$dev_s" -g 1 -q "$q" -s 4096 -n 100 -- \
-		ibv_srq_pingpong -d "$dev_c" -g 1 -q "$q" -s 4096 -n 100 && pp_lines &&
-		{ [ "$ON_RINGS" = 0 ] || ring_count 200; }
-}
-
-# vrdma-wr-test: the WR API between the VM's own QPs, an SRQ resized past
-# its ring, QP_LAST_WQE_REACHED
-wr_test() {
-	local out rc=0
-	guest_use vm
-	out=$(guest_run 90 vrdma-wr-test -d vrdma0 -g 1) || rc=$?
-	guest_save vm
-	echo "$out" | grep -v ' ok$' | sed 's/^/    /'
-	[ $rc = 0 ]
 }
 
 perf() {	# TEST SIZE ITERS WHO-SERVES
@@ -97,17 +71,6 @@ kick_once() {
 	k=$((k - KICKS0)) w=$((w - WAKES0))
 	echo "    $k kicks ($(awk -v k="$k" 'BEGIN { printf "%.3f", k / 5000 }') per WQE), $w wakeups"
 	[ "$k" -le $((w + 50)) ]
-}
-
-# kernel verbs on rings: the selftest's CQs polled in softirq after
-# req_notify_cq (the arm word), 600 receives posted in atomic context
-kernel_verbs() {
-	local out rc=0
-	guest_use vm
-	out=$(guest_run 90 'modprobe vrdma_selftest && rmmod vrdma_selftest; dmesg | grep vrdma_selftest') || rc=$?
-	guest_save vm
-	echo "$out" | tail -n 4 | sed 's/^/    /'
-	[ $rc = 0 ] && echo "$out" | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
 }
 
 # ---- RDMA CM through QP1, the MAD layer's rings
@@ -178,7 +141,7 @@ no_ring_errors() {
 	[ "$e" = 0 ] && [ "$s" = 0 ]
 }
 # ---- ABI v1 (rings=0): the programs and the kernel's verbs on virtqueues
-ON_RINGS=0
+PP_AFTER=
 check "ibv_rc_pingpong VM <-> Soft-RoCE, 4 KiB, vm serves (v1)" pingpong rc 4096 100 vm
 check "ibv_ud_pingpong VM <-> Soft-RoCE, 1 KiB, rxe serves (v1)" pingpong ud 1024 100 rxe
 check "ibv_srq_pingpong -q 4 VM <-> Soft-RoCE, 4 KiB, vm serves (v1)" srq_pingpong 4 vm
@@ -192,7 +155,8 @@ check "rping -C 10 -V VM <-> Soft-RoCE (RDMA CM through QP1 on v1), vm serves" r
 # boot works; back does not: docs/guest.md)
 to_rings() { vm_reload rings=1 && on_rings; }
 check "virtio_rdma bound again on rings (rings=1), vrdmad says so, vrdma0/1 ACTIVE" to_rings
-ON_RINGS=1
+# each ping-pong's WQEs went through the rings (ring_count)
+PP_AFTER=ring_count
 RING_WQES=$(dev_jq ring_wqes)
 check "ibv_rc_pingpong VM <-> Soft-RoCE, 4 KiB, rxe serves (rings)" pingpong rc 4096 100 rxe
 check "ibv_uc_pingpong VM <-> Soft-RoCE, 4 KiB, vm serves (rings)" pingpong uc 4096 100 vm
@@ -203,6 +167,8 @@ check "ib_send_bw -s 64 -n 5000 from the VM to Soft-RoCE" ring_send_bw
 check "ring_wqes counts the 5000 sends" ring_count 5000
 check "... with at most one kick per sleep of the worker" kick_once
 check "ib_write_lat -s 64 -n 500 VM <-> Soft-RoCE, vm serves" perf write_lat 64 500 vm
+# the selftest's CQs polled in softirq after req_notify_cq (the arm word),
+# 600 receives posted in atomic context
 check "kernel verbs (vrdma_selftest.ko) on rings" kernel_verbs
 check "rping -C 10 -V VM <-> Soft-RoCE (RDMA CM through QP1 on rings), rxe serves" rping_pair rxe
 check "vrdmad counts the VM's QP1 datagrams" qp1_counted

@@ -61,13 +61,6 @@ devinfo_ok() {
 }
 check "ibv_devices, ibv_devinfo (unmodified) see vrdma0" devinfo_ok
 
-pingpong() {	# TYPE SIZE ITERS WHO-SERVES [FLAG...]
-	local t=$1 s=$2 n=$3 who=$4 dev_s dev_c
-	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ibv_${t}_pingpong" -d "$dev_s" -g 1 -s "$s" -n "$n" -c "${@:5}" -- \
-		"ibv_${t}_pingpong" -d "$dev_c" -g 1 -s "$s" -n "$n" -c "${@:5}" && pp_lines
-}
-
 # sizes across the path MTU (1024 on these 1500-byte links); UD messages
 # fit in one
 for t in rc uc; do
@@ -86,12 +79,6 @@ for who in vm rxe; do
 done
 
 # shared receive queues (issue 18): ibv_srq_pingpong's N QPs on one SRQ
-srq_pingpong() {	# NQP WHO-SERVES
-	local q=$1 who=$2 dev_s dev_c
-	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" ibv_srq_pingpong -d "$dev_s" -g 1 -q "$q" -s 4096 -n 100 -- \
-		ibv_srq_pingpong -d "$dev_c" -g 1 -q "$q" -s 4096 -n 100 && pp_lines
-}
 for who in vm rxe; do
 	check "ibv_srq_pingpong -q 4 VM <-> Soft-RoCE, 4 KiB, $who serves" srq_pingpong 4 "$who"
 done
@@ -101,14 +88,6 @@ check "vrdmad's SRQ took the VM's receives, refused none" srq_used
 # API, the VM's QPs connected to each other (vrdmad loops the frames
 # back): every builder and setter (the atomics too), and the batches that
 # must fail whole; an SRQ resized, and QP_LAST_WQE_REACHED of a QP on it
-wr_test() {
-	local out rc=0
-	guest_use vm
-	out=$(guest_run 90 vrdma-wr-test -d vrdma0 -g 1) || rc=$?
-	guest_save vm
-	echo "$out" | grep -v ' ok$' | sed 's/^/    /'
-	[ $rc = 0 ]
-}
 check "vrdma-wr-test: the ibv_wr_* API, QPs of the VM to each other" wr_test
 
 # Kernel verbs as a kernel consumer uses them (guest/kernel/vrdma_selftest.c):
@@ -116,14 +95,6 @@ check "vrdma-wr-test: the ibv_wr_* API, QPs of the VM to each other" wr_test
 # RC SEND (several packets, and inline), RDMA WRITE and READ, UD with an AH,
 # fast registration (alloc_mr, map_mr_sg, REG_MR) and SEND_WITH_INV,
 # a bad rkey's REM_ACCESS_ERR and the responder QP's QP_ACCESS_ERR event.
-kernel_verbs() {
-	local out rc=0
-	guest_use vm
-	out=$(guest_run 60 'modprobe vrdma_selftest && rmmod vrdma_selftest; dmesg | grep vrdma_selftest') || rc=$?
-	guest_save vm
-	echo "$out" | sed 's/^/    /'
-	[ $rc = 0 ] && echo "$out" | grep -Eq 'vrdma0: [1-9][0-9]* passed, 0 failed'
-}
 check "kernel verbs (vrdma_selftest.ko): RC, UD, fast reg, SEND_WITH_INV, events" kernel_verbs
 
 # ---- the VM against vrdma-pingpong on a second vrdmad (netns vrB-ID, its
