@@ -9,7 +9,9 @@
  * SRQ resized (ibv_modify_srq IBV_SRQ_MAX_WR, then ibv_query_srq) and
  * the QP_LAST_WQE_REACHED event of a QP on it that goes to ERR; a memory
  * window bound, written through and invalidated where the device offers
- * them. Prints one line per check and
+ * them (with ibv_post_send, and with ibv_wr_bind_mw and ibv_wr_local_inv);
+ * a CQ from ibv_create_cq_ex read through start_poll, next_poll
+ * and end_poll. Prints one line per check and
  * "vrdma-wr-test: N passed, M failed"; exits 1 if any failed.
  *
  * Built in the guest image beside the provider (guest/rdma-core/build.sh)
@@ -617,33 +619,92 @@ destroy_srq:
 	ibv_destroy_srq(srq);
 }
 
+/* y's bind of mw (a new key, rkey) over 2 KiB of mr at win + 1024, for
+ * REMOTE_WRITE, and its LOCAL_INV of that key: with ibv_post_send, or
+ * between ibv_wr_start and ibv_wr_complete (wr_api). 0 or the error. */
+static int post_bind(struct ibv_qp *y, bool wr_api, struct ibv_mw *mw,
+		     uint32_t rkey, struct ibv_mr *mr, uint8_t *win)
+{
+	struct ibv_mw_bind_info bi = {
+		.mr = mr, .addr = (uintptr_t)win + 1024, .length = 2048,
+		.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_send_wr wr = { .wr_id = 7, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(y);
+
+	if (!wr_api) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info = bi;
+		return ibv_post_send(y, &wr, &bad);
+	}
+	ibv_wr_start(x);
+	x->wr_id = 7;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_bind_mw(x, mw, rkey, &bi);
+	return ibv_wr_complete(x);
+}
+
+static int post_local_inv(struct ibv_qp *y, bool wr_api, uint32_t rkey)
+{
+	struct ibv_send_wr wr = { .wr_id = 9, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .invalidate_rkey = rkey }, *bad;
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(y);
+
+	if (!wr_api)
+		return ibv_post_send(y, &wr, &bad);
+	ibv_wr_start(x);
+	x->wr_id = 9;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_local_inv(x, rkey);
+	return ibv_wr_complete(x);
+}
+
 /*
  * A type 2B memory window (IBA 10.6.7), where the device offers them (on
  * rings, where a program binds one with a WQE in its own send ring): y
  * binds it over part of an MR with MW_BIND, x WRITEs through its key into
  * the window; y invalidates it (LOCAL_INV), and x's next WRITE through the
- * key is a remote access error. Without windows ibv_alloc_mw must fail.
+ * key is a remote access error; y posts with ibv_post_send, or with the
+ * ibv_wr_* API (wr_api: ibv_wr_bind_mw, ibv_wr_local_inv; a data setter on
+ * a bind fails its batch). Without windows ibv_alloc_mw must fail, and so
+ * must an extended QP asking for binds.
  */
-static void test_mw(struct test *t, bool offered)
+static void test_mw(struct test *t, bool offered, bool wr_api)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = t->scq, .recv_cq = t->rcq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
+	const uint64_t mw_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW |
+				IBV_QP_EX_WITH_LOCAL_INV;
+	const char *how = wr_api ? " (ibv_wr_*)" : "";
 	uint8_t *win = calloc(1, 8192);
 	struct ibv_send_wr wr = {}, *bad;
 	struct ibv_qp *x = NULL, *y = NULL;
 	struct ibv_mr *mr = NULL;
+	struct ibv_qp_ex *yx;
 	struct ibv_sge sge;
 	struct ibv_mw *mw;
 	struct ibv_wc wc;
+	char what[96];
 	uint32_t rkey;
 	bool ok;
 
 	mw = ibv_alloc_mw(t->pd, IBV_MW_TYPE_2);
 	if (!offered) {
-		check(t, "no memory windows offered: ibv_alloc_mw fails", !mw);
+		if (wr_api) {
+			y = make_qp(t, IBV_QPT_RC, mw_ops, NULL);
+			check(t, "no memory windows: create_qp_ex refuses binds, EOPNOTSUPP",
+			      !y && errno == EOPNOTSUPP);
+		} else {
+			check(t, "no memory windows offered: ibv_alloc_mw fails", !mw);
+		}
+		if (y)
+			ibv_destroy_qp(y);
 		if (mw)
 			ibv_dealloc_mw(mw);
 		free(win);
@@ -652,26 +713,32 @@ static void test_mw(struct test *t, bool offered)
 	mr = win ? ibv_reg_mr(t->pd, win, 8192, IBV_ACCESS_LOCAL_WRITE |
 			      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND) : NULL;
 	x = ibv_create_qp(t->pd, &ia);
-	y = ibv_create_qp(t->pd, &ia);
+	y = wr_api ? make_qp(t, IBV_QPT_RC, mw_ops, NULL) : ibv_create_qp(t->pd, &ia);
 	ok = mw && mr && x && y && !rc_connect(t, x, y->qp_num) &&
 	     !rc_connect(t, y, x->qp_num);
-	check(t, "a type 2 window, an MR with MW_BIND, a connected RC pair", ok);
+	snprintf(what, sizeof(what), "a type 2 window, an MR with MW_BIND, a connected RC pair%s",
+		 how);
+	check(t, what, ok);
 	if (!ok)
 		goto out;
 	rkey = ibv_inc_rkey(mw->rkey);
-	wr.wr_id = 7;
-	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.bind_mw.mw = mw;
-	wr.bind_mw.rkey = rkey;
-	wr.bind_mw.bind_info.mr = mr;
-	wr.bind_mw.bind_info.addr = (uintptr_t)win + 1024;
-	wr.bind_mw.bind_info.length = 2048;
-	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	ok = !ibv_post_send(y, &wr, &bad) && poll_n(t->scq, &wc, 1, 3000) == 1 &&
+	if (wr_api) {
+		/* a bind carries no data: its batch fails whole */
+		yx = ibv_qp_to_qp_ex(y);
+		ibv_wr_start(yx);
+		ibv_wr_bind_mw(yx, mw, rkey, &(struct ibv_mw_bind_info){ .mr = mr,
+			       .addr = (uintptr_t)win, .length = 64,
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE });
+		ibv_wr_set_sge(yx, t->mr->lkey, addr(t, SRC), 16);
+		check(t, "ibv_wr_bind_mw with an SGE: EINVAL, nothing posted",
+		      ibv_wr_complete(yx) == EINVAL && quiet(t));
+	}
+	ok = !post_bind(y, wr_api, mw, rkey, mr, win) &&
+	     poll_n(t->scq, &wc, 1, 3000) == 1 &&
 	     wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_BIND_MW &&
 	     wc.wr_id == 7;
-	check(t, "IBV_WR_BIND_MW: 2 KiB of the MR, REMOTE_WRITE, a new key", ok);
+	snprintf(what, sizeof(what), "BIND_MW%s: 2 KiB of the MR, REMOTE_WRITE, a new key", how);
+	check(t, what, ok);
 	fill(t->buf + SRC, 64, 9);
 	sge = (struct ibv_sge){ addr(t, SRC), 64, t->mr->lkey };
 	memset(&wr, 0, sizeof(wr));
@@ -686,23 +753,13 @@ static void test_mw(struct test *t, bool offered)
 	     poll_n(t->scq, &wc, 1, 3000) == 1 && wc.status == IBV_WC_SUCCESS &&
 	     !memcmp(win + 1024 + 512, t->buf + SRC, 64);
 	check(t, "an RDMA WRITE through the window's key lands in it", ok);
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 9;
-	wr.opcode = IBV_WR_LOCAL_INV;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.invalidate_rkey = rkey;
-	ok = ok && !ibv_post_send(y, &wr, &bad) &&
+	ok = ok && !post_local_inv(y, wr_api, rkey) &&
 	     poll_n(t->scq, &wc, 1, 3000) == 1 && wc.status == IBV_WC_SUCCESS &&
 	     wc.opcode == IBV_WC_LOCAL_INV;
-	check(t, "IBV_WR_LOCAL_INV of the window's key", ok);
-	memset(&wr, 0, sizeof(wr));
+	snprintf(what, sizeof(what), "LOCAL_INV%s of the window's key", how);
+	check(t, what, ok);
 	wr.wr_id = 10;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
 	wr.wr.rdma.remote_addr = (uintptr_t)win + 1024;
-	wr.wr.rdma.rkey = rkey;
 	ok = ok && !ibv_post_send(x, &wr, &bad) &&
 	     poll_n(t->scq, &wc, 1, 5000) == 1 &&
 	     wc.status == IBV_WC_REM_ACCESS_ERR;
@@ -720,6 +777,107 @@ out:
 	if (mr)
 		ibv_dereg_mr(mr);
 	free(win);
+}
+
+/* Poll cq within ms milliseconds: ibv_start_poll's result other than
+ * ENOENT (0: a completion, the CQ held until ibv_end_poll). */
+static int start_poll_ms(struct ibv_cq_ex *cq, int ms)
+{
+	struct ibv_poll_cq_attr attr = {};
+	int ret, i;
+
+	for (i = 0; i <= ms; i++) {
+		ret = ibv_start_poll(cq, &attr);
+		if (ret != ENOENT)
+			return ret;
+		usleep(1000);
+	}
+	return ENOENT;
+}
+
+/* ibv_create_cq_ex (libibverbs' ibv_create_cq_ex.3): a CQ with every
+ * standard field takes a QP's receives; SEND_WITH_IMM's completion read
+ * through start_poll, the read_* calls and end_poll; two at once through
+ * next_poll; an empty CQ is ENOENT. Fields the device has no source for
+ * (a completion clock) are EOPNOTSUPP. */
+static void test_cq_ex(struct test *t)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16,
+		.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_sge sge = { addr(t, SRC), 64, t->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 30, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_IMM,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .imm_data = htobe32(0x12345678) }, *bad;
+	struct ibv_poll_cq_attr pa = {};
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc[2];
+	int ret, more, got, i;
+	bool ok;
+
+	cq = ibv_create_cq_ex(t->ctx, &ca);
+	check(t, "create_cq_ex refuses a completion timestamp: EOPNOTSUPP",
+	      !cq && errno == EOPNOTSUPP);
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS;
+	cq = ibv_create_cq_ex(t->ctx, &ca);
+	check(t, "create_cq_ex with the standard fields", cq != NULL);
+	if (!cq)
+		return;
+	check(t, "an empty extended CQ: start_poll is ENOENT",
+	      ibv_start_poll(cq, &pa) == ENOENT);
+
+	qa.send_cq = t->scq;
+	qa.recv_cq = ibv_cq_ex_to_cq(cq);
+	a = ibv_create_qp(t->pd, &qa);
+	b = ibv_create_qp(t->pd, &qa);
+	ok = a && b && !rc_connect(t, a, b->qp_num) && !rc_connect(t, b, a->qp_num) &&
+	     !post_recv(t, b, 5) && !ibv_post_send(a, &wr, &bad) &&
+	     poll_n(t->scq, wc, 1, 10000) == 1 && wc[0].status == IBV_WC_SUCCESS;
+	check(t, "an RC pair with its receives on the extended CQ; a SEND_WITH_IMM", ok);
+	if (!ok)
+		goto out;
+	ret = start_poll_ms(cq, 10000);
+	ok = !ret && cq->status == IBV_WC_SUCCESS && cq->wr_id == 105 &&
+	     ibv_wc_read_opcode(cq) == IBV_WC_RECV &&
+	     ibv_wc_read_byte_len(cq) == 64 &&
+	     (ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM) &&
+	     ibv_wc_read_imm_data(cq) == htobe32(0x12345678) &&
+	     ibv_wc_read_qp_num(cq) == b->qp_num && ibv_wc_read_vendor_err(cq) == 0;
+	more = ret ? ret : ibv_next_poll(cq);
+	if (!ret)
+		ibv_end_poll(cq);
+	check(t, "start_poll reads it: wr_id, status, opcode, byte_len, imm, qp_num", ok);
+	check(t, "... then no more: next_poll is ENOENT", more == ENOENT);
+
+	/* two at once: start_poll the first, next_poll the second (which may
+	 * come a little later: next_poll again, the CQ held meanwhile) */
+	wr.opcode = IBV_WR_SEND;
+	ok = !post_recv(t, b, 6) && !post_recv(t, b, 7) &&
+	     !ibv_post_send(a, &wr, &bad) && !ibv_post_send(a, &wr, &bad) &&
+	     poll_n(t->scq, wc, 2, 10000) == 2;
+	got = 0;
+	if (ok && !start_poll_ms(cq, 10000)) {
+		got = cq->wr_id == 106 && !(ibv_wc_read_wc_flags(cq) & IBV_WC_WITH_IMM);
+		for (i = 0; (ret = ibv_next_poll(cq)) == ENOENT && i < 10000; i++)
+			usleep(1000);
+		got += !ret && cq->wr_id == 107 && cq->status == IBV_WC_SUCCESS;
+		ibv_end_poll(cq);
+	}
+	check(t, "two completions: start_poll, then next_poll, then end_poll", got == 2);
+out:
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	check(t, "the extended CQ is destroyed", !ibv_destroy_cq(ibv_cq_ex_to_cq(cq)));
 }
 
 static int run(struct test *t)
@@ -780,7 +938,9 @@ static int run(struct test *t)
 		test_atomics(t, a);
 	test_ud(t);
 	test_srq(t);
-	test_mw(t, t->mw);
+	test_mw(t, t->mw, false);
+	test_mw(t, t->mw, true);
+	test_cq_ex(t);
 	ibv_destroy_qp(a);
 	ibv_destroy_qp(b);
 	ibv_destroy_qp(s);

@@ -149,11 +149,12 @@ struct vrdma_create_cq_cmd_resp {
  * A CQ is a vrdma_cq around libibverbs' verbs_cq, which it may look into.
  * On a context with rings its CQEs come in a ring of ours, at least cqe
  * entries of 64 bytes (the kernel may decline it: then it is the
- * kernel's, polled through uverbs).
+ * kernel's, polled through uverbs). Both ibv_create_cq and
+ * ibv_create_cq_ex (cq_ex.c) make one here.
  */
-static struct ibv_cq *vrdma_create_cq(struct ibv_context *context, int cqe,
-				      struct ibv_comp_channel *channel,
-				      int comp_vector)
+struct vrdma_cq *vrdma_cq_create(struct ibv_context *context, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector)
 {
 	struct vrdma_context *ctx = to_vrdma_ctx(context);
 	struct vrdma_create_cq_cmd_resp resp = {};
@@ -192,7 +193,17 @@ static struct ibv_cq *vrdma_create_cq(struct ibv_context *context, int cqe,
 		return vrdma_fail(cq, EIO);
 	}
 	cq->ring.bit = resp.drv.db_bit;
-	return &cq->vcq.cq;
+	pthread_mutex_init(&cq->poll_lock, NULL);
+	return cq;
+}
+
+static struct ibv_cq *vrdma_create_cq(struct ibv_context *context, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct vrdma_cq *cq = vrdma_cq_create(context, cqe, channel, comp_vector);
+
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 static int vrdma_destroy_cq(struct ibv_cq *ibcq)
@@ -203,12 +214,13 @@ static int vrdma_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	vrdma_uring_free(&cq->ring);
+	pthread_mutex_destroy(&cq->poll_lock);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;
 }
 
-static int vrdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
+int vrdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc)
 {
 	if (to_vrdma_cq(cq)->ring.mem)
 		return vrdma_ring_poll_cq(cq, ne, wc);
@@ -311,9 +323,12 @@ static struct ibv_qp *vrdma_create_qp_ex(struct ibv_context *context,
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_mutex_init(&qp->wr_lock, NULL);
 	if (qpx) {
+		struct ibv_device_attr da = vrdma_device_attr(context);
+
 		ret = vrdma_wr_init(qp, attr->qp_type, attr->send_ops_flags,
-				    vrdma_device_attr(context).atomic_cap !=
-				    IBV_ATOMIC_NONE);
+				    da.atomic_cap != IBV_ATOMIC_NONE,
+				    ctx->rings && (da.device_cap_flags &
+						   IBV_DEVICE_MEM_WINDOW_TYPE_2B));
 		if (ret)
 			goto free;
 	}
@@ -337,6 +352,12 @@ static struct ibv_qp *vrdma_create_qp_ex(struct ibv_context *context,
 			   (qp->rq.mem && resp.drv.rq_bit >= ctx->db_bits))) {
 		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		ret = EIO;
+		goto free;
+	}
+	if (qpx && (attr->send_ops_flags & VRDMA_RING_SEND_OPS) && !qp->sq.mem) {
+		/* the kernel kept the send queue: its POST_SEND has no binds */
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
+		ret = EOPNOTSUPP;
 		goto free;
 	}
 	qp->sq.bit = resp.drv.sq_bit;
@@ -651,6 +672,7 @@ static const struct verbs_context_ops vrdma_ctx_ops = {
 	.alloc_pd = vrdma_alloc_pd,
 	.create_ah = vrdma_create_ah,
 	.create_cq = vrdma_create_cq,
+	.create_cq_ex = vrdma_create_cq_ex,
 	.create_qp = vrdma_create_qp,
 	.create_qp_ex = vrdma_create_qp_ex,
 	.create_srq = vrdma_create_srq,

@@ -83,6 +83,11 @@ struct vrdma_cq {
 	pthread_spinlock_t lock;	/* ring's idx, seen and arm_seq */
 	uint32_t arm_seq;
 	bool broken;		/* the device's written lied: EIO from now */
+	/* ibv_create_cq_ex's polling (cq_ex.c): the completion being read,
+	 * held under poll_lock from start_poll to end_poll */
+	struct ibv_wc cur;
+	pthread_mutex_t poll_lock;
+	bool single_threaded;
 };
 
 /*
@@ -169,8 +174,22 @@ int vrdma_ring_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 int vrdma_ring_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 			     struct ibv_recv_wr **bad_wr);
 
+/* vrdma.c */
+struct vrdma_cq *vrdma_cq_create(struct ibv_context *context, int cqe,
+				 struct ibv_comp_channel *channel,
+				 int comp_vector);
+int vrdma_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+
+/* cq_ex.c */
+struct ibv_cq_ex *vrdma_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+
+/* wr.c */
 int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
-		  uint64_t send_ops, bool atomics);
+		  uint64_t send_ops, bool atomics, bool windows);
+/* the builders that need the QP's send queue to be a ring */
+#define VRDMA_RING_SEND_OPS (IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | \
+			     IBV_QP_EX_WITH_SEND_WITH_INV)
 void vrdma_wr_fini(struct vrdma_qp *qp);
 
 #endif

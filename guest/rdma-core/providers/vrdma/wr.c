@@ -28,9 +28,10 @@ struct vrdma_wr {
 };
 
 /* The opcodes the device offers (docs/virtio-rdma.md, POST_SEND), by QP
- * type: the atomics on RC when the device has them (atomic_cap); no memory
- * windows or invalidation, which the kernel's POST_SEND refuses. */
-static uint64_t vrdma_ops(enum ibv_qp_type type, bool atomics)
+ * type: the atomics on RC when the device has them (atomic_cap); binding a
+ * memory window and invalidation only where the QP's send queue is a ring
+ * of this program's (ABI v2: the kernel's POST_SEND refuses them). */
+static uint64_t vrdma_ops(enum ibv_qp_type type, bool atomics, bool windows)
 {
 	const uint64_t atomic_ops = IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 				    IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
@@ -38,13 +39,17 @@ static uint64_t vrdma_ops(enum ibv_qp_type type, bool atomics)
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
 	const uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE |
 				IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
+	const uint64_t bind = windows ? IBV_QP_EX_WITH_BIND_MW : 0;
+	/* IETH and LOCAL_INV: RC only (IBA 9.2.1, 10.7.2.1) */
+	const uint64_t inv = windows ? IBV_QP_EX_WITH_LOCAL_INV |
+				       IBV_QP_EX_WITH_SEND_WITH_INV : 0;
 
 	switch (type) {
 	case IBV_QPT_RC:
 		return sends | writes | IBV_QP_EX_WITH_RDMA_READ |
-		       (atomics ? atomic_ops : 0);
+		       (atomics ? atomic_ops : 0) | bind | inv;
 	case IBV_QPT_UC:
-		return sends | writes;
+		return sends | writes | bind;
 	case IBV_QPT_UD:
 		return sends;
 	default:
@@ -199,6 +204,40 @@ static void vrdma_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm_data)
 		wr->imm_data = imm_data;
 }
 
+static void vrdma_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = vrdma_wr_new(ibqp, IBV_WR_SEND_WITH_INV,
+					      IBV_QP_EX_WITH_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+static void vrdma_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = vrdma_wr_new(ibqp, IBV_WR_LOCAL_INV,
+					      IBV_QP_EX_WITH_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
+}
+
+/* Type 2 windows (IBA 10.6.7.2.2): the bind is a WQE of this send queue;
+ * the ring's post checks it as ibv_post_send's IBV_WR_BIND_MW. */
+static void vrdma_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr *wr = vrdma_wr_new(ibqp, IBV_WR_BIND_MW,
+					      IBV_QP_EX_WITH_BIND_MW);
+
+	if (wr) {
+		wr->bind_mw.mw = mw;
+		wr->bind_mw.rkey = rkey;
+		wr->bind_mw.bind_info = *bind_info;
+	}
+}
+
 /* The setters' WR: the batch's last, or NULL (an error if there is none). */
 static struct vrdma_wr *vrdma_wr_last(struct vrdma_qp *qp)
 {
@@ -217,6 +256,11 @@ static struct vrdma_wr *vrdma_wr_data(struct vrdma_qp *qp)
 {
 	struct vrdma_wr *w = vrdma_wr_last(qp);
 
+	if (w && (w->wr.opcode == IBV_WR_BIND_MW ||
+		  w->wr.opcode == IBV_WR_LOCAL_INV)) {
+		qp->err = EINVAL;	/* they carry no data */
+		return NULL;
+	}
 	if (w) {
 		qp->nsge = w->sge;
 		qp->ninl = w->inl;
@@ -420,10 +464,10 @@ static void vrdma_wr_abort(struct ibv_qp_ex *ibqp)
  * instead of calling through NULL.
  */
 int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
-		  uint64_t send_ops, bool atomics)
+		  uint64_t send_ops, bool atomics, bool windows)
 {
 	struct ibv_qp_ex *x = &qp->vqp.qp_ex;
-	uint64_t ops = vrdma_ops(type, atomics);
+	uint64_t ops = vrdma_ops(type, atomics, windows);
 
 	if (!ops || (send_ops & ~ops))
 		return EOPNOTSUPP;
@@ -440,6 +484,12 @@ int vrdma_wr_init(struct vrdma_qp *qp, enum ibv_qp_type type,
 	}
 	x->wr_send = vrdma_wr_send;
 	x->wr_send_imm = vrdma_wr_send_imm;
+	if (ops & IBV_QP_EX_WITH_BIND_MW)
+		x->wr_bind_mw = vrdma_wr_bind_mw;
+	if (ops & IBV_QP_EX_WITH_LOCAL_INV) {
+		x->wr_local_inv = vrdma_wr_local_inv;
+		x->wr_send_inv = vrdma_wr_send_inv;
+	}
 	x->wr_set_ud_addr = vrdma_wr_set_ud_addr;
 	x->wr_set_sge = vrdma_wr_set_sge;
 	x->wr_set_sge_list = vrdma_wr_set_sge_list;
