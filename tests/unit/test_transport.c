@@ -862,6 +862,14 @@ static void frwr_free(struct side *a, struct side *b)
 	side_free(b);
 }
 
+/* A key's next value for REG_MR or a bind: the same index, the next key
+ * byte (ibv_inc_rkey's rule; a plain + 1 carries into the index when the
+ * random key byte is 0xff). */
+static uint32_t next_key(uint32_t key)
+{
+	return (key & ~0xffu) | ((key + 1) & 0xff);
+}
+
 /* A fast-reg MR of b over b.mem + dst (MAP_MR_SG's part: the range). */
 static struct eng_mr *fast_mr(struct side *b, struct flat_mem *view, uint32_t dst, uint32_t len)
 {
@@ -1450,7 +1458,7 @@ static void test_mw_lifetime(void **state)
 	assert_int_equal(eng_mr_check(b.dev, b.pd, eng_mw_rkey(mw), false, 0x30000000, 16, 0,
 				      &out), ENG_MEM_BAD_KEY);
 	assert_int_equal(eng_qp_destroy(qp2), 0);	/* FREE again: b's QP may bind it */
-	bind.bind.rkey = (eng_mw_rkey(mw) & ~0xffu) | ((eng_mw_rkey(mw) + 1) & 0xff);
+	bind.bind.rkey = next_key(eng_mw_rkey(mw));
 	local_wr(&b, &a, bind, ENG_WC_SUCCESS, ENG_WC_BIND_MW);
 	assert_int_equal(eng_mr_dereg(fmr), -EBUSY);
 	/* a PD with a window is busy */
@@ -1539,7 +1547,7 @@ static void test_restart_objects(void **state)
 	pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 950);
 	fmr = fast_mr(&b, &view, dst, 8192);
 	local_wr(&b, &a, (struct eng_send_wr){ .wr_id = 2, .opcode = ENG_WR_REG_MR,
-		 .reg = { eng_mr_handle(fmr), eng_mr_rkey(fmr) + 1,
+		 .reg = { eng_mr_handle(fmr), next_key(eng_mr_rkey(fmr)),
 			  ENG_ACCESS_LOCAL_WRITE | ENG_ACCESS_MW_BIND } },
 		 ENG_WC_SUCCESS, ENG_WC_REG_MR);
 	assert_int_equal(eng_mw_alloc(b.pd, &mw), 0);
@@ -1832,7 +1840,7 @@ static void test_ackreq(void **state)
 		pair_init(&a, &b, ENG_QPT_RC, ENG_MTU_1024, 700 + c);
 		sge.lkey = eng_mr_lkey(a.mr);
 		fmr = fast_mr(&a, &view, 1u << 20, 4096);
-		key = (eng_mr_rkey(fmr) & ~0xffu) | ((eng_mr_rkey(fmr) + 1) & 0xff);
+		key = next_key(eng_mr_rkey(fmr));
 		nsig = 0;
 		for (k = 0; k < t->rep; k++) {
 			for (i = 0; t->ops[i]; i++) {
