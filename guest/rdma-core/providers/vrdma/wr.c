@@ -39,17 +39,16 @@ static uint64_t vrdma_ops(enum ibv_qp_type type, bool atomics, bool windows)
 			       IBV_QP_EX_WITH_SEND_WITH_IMM;
 	const uint64_t writes = IBV_QP_EX_WITH_RDMA_WRITE |
 				IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM;
-	const uint64_t bind = windows ? IBV_QP_EX_WITH_BIND_MW : 0;
-	/* IETH and LOCAL_INV: RC only (IBA 9.2.1, 10.7.2.1) */
-	const uint64_t inv = windows ? IBV_QP_EX_WITH_LOCAL_INV |
-				       IBV_QP_EX_WITH_SEND_WITH_INV : 0;
+	/* all of them on RC; on UC the bind alone (IETH and LOCAL_INV: RC
+	 * only, IBA 9.2.1, 10.7.2.1) */
+	const uint64_t ring_ops = windows ? VRDMA_RING_SEND_OPS : 0;
 
 	switch (type) {
 	case IBV_QPT_RC:
 		return sends | writes | IBV_QP_EX_WITH_RDMA_READ |
-		       (atomics ? atomic_ops : 0) | bind | inv;
+		       (atomics ? atomic_ops : 0) | ring_ops;
 	case IBV_QPT_UC:
-		return sends | writes | bind;
+		return sends | writes | (ring_ops & IBV_QP_EX_WITH_BIND_MW);
 	case IBV_QPT_UD:
 		return sends;
 	default:
