@@ -103,7 +103,7 @@ FUZZ_STATE_SECONDS ?= 30
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .SECONDARY:
-.PHONY: all deps check man-check install-check systemd-check unit codec-interop fuzz integration interop qemu vm-check demo bench install uninstall clean help
+.PHONY: all deps check check-steps check-build man-check install-check systemd-check unit codec-interop fuzz integration interop qemu vm-check demo bench install uninstall clean help
 all: $(PROGS) $(TOOL_PROGS) $(BPF_OBJ)
 
 help:
@@ -392,7 +392,7 @@ interop: all $(SAN_PROGS) $(SAN_TOOL_PROGS)
 		tests/run-suite.sh interop interop --harness smoke.sh rxe.sh jumbo.sh
 
 # Debian's QEMU source with our device, vhost-user-rdma-pci (guest/qemu/),
-# built once (2-4 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
+# built once (~6 min) and cached in $(VRDMA_GUEST_CACHE)/qemu-KEY; vm-check
 # boots guests with it on vrdmad (tests/vm/: the device alone, then the
 # Debian 13 guest of guest/image.sh running rdma-core programs).
 qemu:
@@ -425,17 +425,29 @@ install-check: all
 systemd-check: all
 	$(Q)VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) tests/systemd/nspawn.sh
 
+# What the VM and container suites boot (QEMU, the guest images, the
+# container's root) is built beside the host tests, at idle priority, when
+# it is not in the cache yet (tests/warm-caches.sh).
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(SAN_PROGS) $(SAN_TESTS)
-	$(Q)$(MAKE) --no-print-directory man-check
-	$(Q)$(MAKE) --no-print-directory unit
-	$(Q)$(MAKE) --no-print-directory codec-interop
-	$(Q)$(MAKE) --no-print-directory fuzz
-	$(Q)$(MAKE) --no-print-directory integration
-	$(Q)$(MAKE) --no-print-directory interop
-	$(Q)$(MAKE) --no-print-directory vm-check
-	$(Q)$(MAKE) --no-print-directory install-check
-	$(Q)$(MAKE) --no-print-directory systemd-check
+	$(Q)VRDMA_GUEST_CACHE=$(VRDMA_GUEST_CACHE) tests/warm-caches.sh \
+		$(MAKE) --no-print-directory check-steps
+
+# Each step's time at the end, where a CI log's tail shows it.
+CHECK_STEPS = check-build man-check unit codec-interop fuzz integration interop vm-check \
+	install-check systemd-check
+check-steps:
+	$(Q)t0=$$(date +%s); times=; for s in $(CHECK_STEPS); do t=$$(date +%s); \
+		$(MAKE) --no-print-directory $$s; rc=$$?; \
+		times="$$times $$s $$(($$(date +%s) - t)) s,"; \
+		[ $$rc = 0 ] || { echo "check: $$s failed; times:$${times%,}"; exit 1; }; done; \
+		echo "check times:$${times%,}; in all $$(($$(date +%s) - t0)) s"
+
+# Everything the steps run, built first on every core.
+CHECK_PROGS = all $(SAN_PROGS) $(SAN_TESTS) $(SAN_TOOL_PROGS) $(BUILD)/asan/roce_tool \
+	$(addprefix $(BUILD)/,$(FUZZ_TARGETS)) $(BUILD)/asan/vrdma_test $(BUILD)/asan/hostile \
+	$(BUILD)/impair $(BUILD)/asan/qp_scale $(BUILD)/asan/vrdmad-liar $(BUILD)/syscount.so
+check-build:
+	$(Q)$(MAKE) --no-print-directory -j$$(nproc) $(CHECK_PROGS)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
