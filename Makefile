@@ -292,22 +292,8 @@ codec-interop: $(BUILD)/asan/roce_tool
 		tests/codec/run.sh
 
 fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
-	$(Q)rm -rf $(BUILD)/fuzz-corpus && mkdir -p $(BUILD)/fuzz-corpus
-	$(Q)tests/fuzz/seed.sh $(VECTORS) $(BUILD)/fuzz-corpus
-	$(Q)echo "== fuzz_parse ($(FUZZ_SECONDS) s)"; $(BUILD)/fuzz_parse -max_total_time=$(FUZZ_SECONDS) \
-		-print_final_stats=1 -artifact_prefix=$(BUILD)/ \
-		$(BUILD)/fuzz-corpus 2>&1 | tail -15; test $${PIPESTATUS[0]} = 0
-	$(Q)set -e; for t in fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_gring; do \
-		echo "== $$t ($(FUZZ_DEVICE_SECONDS) s)"; rm -rf $(BUILD)/$$t-corpus; mkdir -p $(BUILD)/$$t-corpus; \
-		if [ -e tests/fuzz/seed_$${t#fuzz_}.py ]; then $(PY) tests/fuzz/seed_$${t#fuzz_}.py $(BUILD)/$$t-corpus; fi; \
-		$(BUILD)/$$t -max_total_time=$(FUZZ_DEVICE_SECONDS) -max_len=8192 -print_final_stats=1 \
-			-artifact_prefix=$(BUILD)/$$t- $(BUILD)/$$t-corpus 2>&1 | tail -6; \
-		test $${PIPESTATUS[0]} = 0; done
-	$(Q)echo "== fuzz_state ($(FUZZ_STATE_SECONDS) s)"; rm -rf $(BUILD)/fuzz_state-corpus; \
-		$(PY) tests/fuzz/seed_state.py $(BUILD)/fuzz_state-corpus && \
-		$(BUILD)/fuzz_state -max_total_time=$(FUZZ_STATE_SECONDS) -max_len=4096 \
-			-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz_state- \
-			$(BUILD)/fuzz_state-corpus 2>&1 | tail -6; test $${PIPESTATUS[0]} = 0
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_DEVICE_SECONDS=$(FUZZ_DEVICE_SECONDS) \
+		FUZZ_STATE_SECONDS=$(FUZZ_STATE_SECONDS) PY=$(PY) tests/fuzz/run.sh $(BUILD) $(VECTORS)
 
 # The transport tests also dump every frame they send; tshark must decode
 # them all without a malformed packet, and test_gsi's CM ConnectRequest as
