@@ -26,7 +26,18 @@ check "vrdmad runs under the stand-in manager" start_managed "$NSA" "$CONF"
 
 PORT=18517
 SIZE=4096
-ITERS=${RESTART_ITERS:-300000}
+# The ping-pongs last ~30 s (and ~20 s on rings) at the rate a short one has
+# here (tests/pp-iters.sh): 6 restarts 1.5 s apart, with their gaps, in the
+# first half. RESTART_ITERS sets a count instead.
+ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p $((PORT + 3)) -s "$SIZE" \
+	-n 5000 -c -e > "$TMP/cal.srv" 2>&1 &
+PSRV=$!
+wait_listen "$NSA" $((PORT + 3))
+ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/beta.sock" -p $((PORT + 3)) -s "$SIZE" \
+	-n 5000 -c -e 127.0.0.1 > "$TMP/cal.cli" 2>&1 || true
+wait "$PSRV" || true
+ITERS=${RESTART_ITERS:-$("$HERE/pp-iters.sh" 30 20000 300000 < "$TMP/cal.cli")}
+echo "  a ping-pong of 5000 here: $(grep -h 'iters in' "$TMP/cal.cli")"
 ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p "$PORT" -s "$SIZE" \
 	-n "$ITERS" -c -e > "$TMP/pp.srv" 2> "$TMP/pp.srv.err" &
 PSRV=$!
@@ -49,6 +60,7 @@ wait "$PCLI" && CRC=0 || CRC=$?
 n=$(grep -c 'restored as vrdmad' "$DLOG" || true)
 mapfile -t gaps < <(restore_gaps)
 echo "  restarts: ${#counts[@]}; fds handed over each time: ${counts[*]}"
+echo "  the ping-pong: $(grep -h 'iters in' "$TMP/pp.cli")"
 echo "  SIGTERM to exit (ms): ${stops[*]}"
 echo "  gaps (ms, saved to restored, per VM): ${gaps[*]}"
 check "the ping-pong outlived $ROUNDS restarts (server $SRC, client $CRC)" \
@@ -85,7 +97,7 @@ wait "$LSRV" "$LCLI" 2>/dev/null || true
 
 # The same on ABI v2 (VRDMA_RINGS=1: doorbell pages, rings, the event queue
 # for -e), state format 2: three restarts under a data-checked ping-pong.
-RROUNDS=3 RITERS=${RESTART_ITERS:-300000}
+RROUNDS=3 RITERS=${RESTART_ITERS:-$("$HERE/pp-iters.sh" 20 20000 300000 < "$TMP/cal.cli")}
 VRDMA_RINGS=1 ip netns exec "$NSA" "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -p $((PORT + 2)) \
 	-s "$SIZE" -n "$RITERS" -c -e > "$TMP/pp.rsrv" 2> "$TMP/pp.rsrv.err" &
 PSRV=$!
