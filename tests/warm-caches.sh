@@ -6,8 +6,8 @@
 # On a fresh machine the check builds, once, into VRDMA_GUEST_CACHE: QEMU with
 # vhost-user-rdma-pci (guest/qemu/build.sh, ~4 min of compiling on 2 cores),
 # the Soft-RoCE guest (tests/interop/guest-image.sh), the Debian 13 build root
-# and our guest (guest/image.sh) and the systemd container's root
-# (tests/systemd/container.sh). Built one after the other when a suite first
+# and our guest (guest/image.sh), the systemd container's root
+# (tests/systemd/container.sh) and checkpatch (tests/vm/checkpatch.sh). Built one after the other when a suite first
 # asked, they would add ~25 min (their BUILD-INFO times). Here they are built
 # from the start, while the host tests run, in two lanes (one compiling, one
 # downloading) at idle CPU priority: SCHED_IDLE takes only what the tests
@@ -56,6 +56,7 @@ lane() {
 qemu() { "$REPO/guest/qemu/build.sh" "$CACHE"; }
 rxe_guest() { "$REPO/tests/interop/guest-image.sh" "$CACHE"; }
 vrdma_guest() { "$REPO/guest/image.sh" "$CACHE"; }
+checkpatch() { "$REPO/tests/vm/checkpatch.sh" --fetch; }
 container_root() {
 	local d rc
 	d=$(mktemp -d)
@@ -83,7 +84,7 @@ mkdir -p "$REPO/build"
 if [ "$(id -u)" = 0 ]; then
 	set -m
 	lane compile qemu
-	lane download rxe_guest vrdma_guest container_root
+	lane download rxe_guest vrdma_guest container_root checkpatch
 	set +m
 fi
 trap 'stop_lanes; exit 130' INT TERM

@@ -4,7 +4,8 @@
 # driver submitted upstream would be read), taken from Debian's
 # linux-source-6.1 package and cached in VRDMA_GUEST_CACHE
 # (/var/cache/vrdmad-test/checkpatch-VERSION), keyed by the package version.
-# Needs root only to write the cache.
+# Needs root only to write the cache. With --fetch it only fills the cache
+# (tests/warm-caches.sh, while the host tests run).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -19,6 +20,11 @@ if [ -z "$VERSION" ] || [ "$VERSION" = "(none)" ]; then
 fi
 [ -n "$VERSION" ] && [ "$VERSION" != "(none)" ] || { echo "checkpatch: apt knows no $PKG" >&2; exit 1; }
 DIR=$CACHE/checkpatch-$VERSION
+if [ ! -f "$DIR/scripts/checkpatch.pl" ]; then	# one fetch at a time
+	mkdir -p "$CACHE"
+	exec 8> "$CACHE/.checkpatch.lock"
+	flock 8
+fi
 if [ ! -f "$DIR/scripts/checkpatch.pl" ]; then
 	echo "checkpatch: taking scripts/checkpatch.pl from $PKG $VERSION (once)"
 	work=$(mktemp -d)
@@ -31,6 +37,7 @@ if [ ! -f "$DIR/scripts/checkpatch.pl" ]; then
 	mkdir -p "$CACHE"
 	rm -rf "$DIR.tmp" && mkdir -p "$DIR.tmp" && mv "$work/scripts" "$DIR.tmp/" && mv "$DIR.tmp" "$DIR"
 fi
+[ "${1:-}" != --fetch ] || exit 0
 
 # clean FILE: no error, warning or check of checkpatch's on FILE.
 clean() {
