@@ -46,18 +46,16 @@ fuzz() {
 }
 
 jobs_max=$(nproc)
-names=()
 for row in "${TABLE[@]}"; do
 	read -r t secs len seed <<< "$row"
-	names+=("$t")
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
 	( fuzz "$t" "$secs" "$len" "$seed"; echo $? > "$out/$t.rc" ) &
 done
 wait
 
 bad=0
-for t in "${names[@]}"; do
-	read -r secs < <(for row in "${TABLE[@]}"; do read -r n s _ <<< "$row"; [ "$n" = "$t" ] && echo "$s"; done)
+for row in "${TABLE[@]}"; do
+	read -r t secs _ <<< "$row"
 	echo "== $t ($secs s)"
 	rc=$(cat "$out/$t.rc" 2> /dev/null || echo 1)
 	if [ "$rc" = 0 ]; then

@@ -275,14 +275,16 @@ check "vrdma-pingpong between its VMs alpha and beta (RC, 100 iters)" pingpong
 # The ping-pong lasts ~25 s at the rate a short one has here
 # (tests/pp-iters.sh): the three restarts fall in its first half.
 restart_under_pingpong() {
-	local i n0 n1 gaps iters
+	local i n0 n1 gaps iters bytes cal
 	n0=$(ct journalctl -u vrdmad -o cat | grep -c 'restored as vrdmad' || true)
 	# shellcheck disable=SC2016
 	ct sh -c 'vrdma-pingpong -d /run/vrdmad/alpha.sock -g 0 -s 4096 -n 5000 -c -e > /dev/null 2>&1 &
 		sleep 0.3
 		vrdma-pingpong -d /run/vrdmad/beta.sock -g 0 -s 4096 -n 5000 -c -e 127.0.0.1 > /tmp/cal-client.log 2>&1
 		rc=$?; wait; exit $rc' || why "the short ping-pong failed: $(ct cat /tmp/cal-client.log)"
-	iters=$(ct cat /tmp/cal-client.log | "$REPO/tests/pp-iters.sh" 25 20000 600000)
+	cal=$(ct cat /tmp/cal-client.log)
+	iters=$("$REPO/tests/pp-iters.sh" 25 20000 600000 <<< "$cal")
+	bytes=$((iters * 4096 * 2))
 	# shellcheck disable=SC2016
 	ct sh -c 'vrdma-pingpong -d /run/vrdmad/alpha.sock -g 0 -s 4096 -n '"$iters"' -c -e > /tmp/rp-server.log 2>&1 &
 		echo $! > /tmp/rp-server.pid
@@ -298,10 +300,10 @@ restart_under_pingpong() {
 	done
 	# shellcheck disable=SC2016
 	ct sh -c 'while kill -0 $(cat /tmp/rp-client.pid) 2> /dev/null; do sleep 0.2; done
-		grep -q "^'"$((iters * 4096 * 2))"' bytes in" /tmp/rp-client.log &&
-		grep -q "^'"$((iters * 4096 * 2))"' bytes in" /tmp/rp-server.log' ||
+		grep -q "^'"$bytes"' bytes in" /tmp/rp-client.log &&
+		grep -q "^'"$bytes"' bytes in" /tmp/rp-server.log' ||
 		why "the ping-pong did not outlive the restarts: $(ct cat /tmp/rp-client.log /tmp/rp-server.log)"
-	echo "      $(ct cat /tmp/cal-client.log | grep 'iters in'); then $(ct cat /tmp/rp-client.log | grep 'iters in')" >&2
+	echo "      $(grep 'iters in' <<< "$cal"); then $(ct cat /tmp/rp-client.log | grep 'iters in')" >&2
 	n1=$(ct journalctl -u vrdmad -o cat | grep -c 'restored as vrdmad' || true)
 	[ "$((n1 - n0))" = 6 ] || why "$((n1 - n0)) VM(s) restored in 3 restarts, not 6"
 	gaps=$(ct journalctl -u vrdmad -o cat | sed -n 's/.*restored as vrdmad [^ ]* left it \([0-9.]*\) ms ago/\1/p' |

@@ -34,7 +34,6 @@ if [ ! -f "$DIR/scripts/checkpatch.pl" ]; then
 		tar -x -O "./usr/src/$PKG.tar.xz" |
 		tar -xJ -C "$work" --strip-components=1 "$PKG/scripts/checkpatch.pl" \
 			"$PKG/scripts/spelling.txt" "$PKG/scripts/const_structs.checkpatch"
-	mkdir -p "$CACHE"
 	rm -rf "$DIR.tmp" && mkdir -p "$DIR.tmp" && mv "$work/scripts" "$DIR.tmp/" && mv "$DIR.tmp" "$DIR"
 fi
 [ "${1:-}" != --fetch ] || exit 0
