@@ -272,6 +272,12 @@ ctlb() {
 	ip netns exec "$NSB" "$VRDMACTL" -s "$TMP/ctlB.sock" "$@"
 }
 
+# tx_budget_taken N: the frames per sendto() a copy-mode socket gets for
+# [port] tx_budget = N: N from Linux 6.17 on, the kernel's 32 before.
+tx_budget_taken() {
+	if printf '%s\n' 6.17 "$(uname -r)" | sort -V -C; then echo "$1"; else echo 32; fi
+}
+
 # jstat JQ_PATH: one number from `vrdmactl stats --json`.
 jstat() {
 	ctl stats --json | jq -e "$1"

@@ -187,10 +187,11 @@ static void print_status(json_object *d)
 	       !strcmp(str(port, "xdp_attach"), "dispatcher") ? "libxdp dispatcher," : "single",
 	       str(port, "xdp_program_id"));
 	join_array(get(port, "queues"), buf, sizeof(buf));
-	printf("af_xdp    %s, queues %s of %s, multi-buffer %s\n",
+	printf("af_xdp    %s, queues %s of %s, multi-buffer %s, %s frames per sendto\n",
 	       json_object_get_boolean(get(port, "zerocopy")) ? "zero-copy" : "copy mode",
 	       buf, str(port, "rx_queues"),
-	       json_object_get_boolean(get(port, "multi_buffer")) ? "on" : "off");
+	       json_object_get_boolean(get(port, "multi_buffer")) ? "on" : "off",
+	       str(port, "tx_budget"));
 	arr = get(d, "workers");
 	for (i = 0; i < json_object_array_length(arr); i++) {
 		json_object *w = json_object_array_get_idx(arr, i);

@@ -28,7 +28,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 /* Keys of [daemon] and [port]: the tables below have exactly these. */
 #define DAEMON_KEYS 5
-#define PORT_KEYS 8
+#define PORT_KEYS 9
 
 /* Nobody writes a megabyte of config; stops /dev/zero and friends. */
 #define CONF_FILE_MAX (1024 * 1024)
@@ -350,6 +350,12 @@ static int set_cnp_interval(struct parser *p, const char *v)
 			&p->cfg->cnp_interval_us, v);
 }
 
+static int set_tx_budget(struct parser *p, const char *v)
+{
+	return set_uint(p, "tx_budget", VRDMA_CONF_MIN_TX_BUDGET, VRDMA_CONF_MAX_TX_BUDGET,
+			&p->cfg->tx_budget, v);
+}
+
 static const struct key_desc port_keys[] = {
 	{ "interface", set_interface },
 	{ "xdp_mode", set_xdp_mode },
@@ -359,6 +365,7 @@ static const struct key_desc port_keys[] = {
 	{ "xdp_object", set_xdp_object },
 	{ "ecn", set_ecn },
 	{ "cnp_interval_us", set_cnp_interval },
+	{ "tx_budget", set_tx_budget },
 };
 
 _Static_assert(ARRAY_SIZE(daemon_keys) == DAEMON_KEYS, "daemon_line has a slot per key");
@@ -847,6 +854,7 @@ static void config_defaults(struct vrdma_config *cfg, const char *name)
 	cfg->multi_buffer = VRDMA_MB_AUTO;
 	cfg->ecn = true;
 	cfg->cnp_interval_us = VRDMA_CONF_DEFAULT_CNP_INTERVAL_US;
+	cfg->tx_budget = VRDMA_CONF_DEFAULT_TX_BUDGET;
 	cfg->queues = 0;
 	snprintf(cfg->xdp_object, sizeof(cfg->xdp_object), "%s",
 		 VRDMA_XDP_OBJECT_DEFAULT);

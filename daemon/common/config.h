@@ -24,6 +24,11 @@
 #define VRDMA_CONF_MAX_QUEUES 16384	/* the RFC's bound */
 #define VRDMA_CONF_DEFAULT_IDLE_SPIN_US 50
 #define VRDMA_CONF_DEFAULT_CNP_INTERVAL_US 50
+/* Frames one copy-mode sendto() may send (XDP_MAX_TX_SKB_BUDGET): the
+ * kernel's own TX_BATCH_SIZE up to a socket's TX ring. */
+#define VRDMA_CONF_MIN_TX_BUDGET 32
+#define VRDMA_CONF_MAX_TX_BUDGET 2048
+#define VRDMA_CONF_DEFAULT_TX_BUDGET 256
 #define VRDMA_CONF_MAX_CNP_INTERVAL_US 1000000
 #define VRDMA_CONF_MAX_VQS 256		/* vhost-user's 8-bit queue index */
 #define VRDMA_CONF_DEFAULT_MAX_MR 4096	/* MRs of a VM */
@@ -83,6 +88,7 @@ struct vrdma_config {
 	char xdp_object[4096];			/* BPF object; default VRDMA_XDP_OBJECT_DEFAULT */
 	bool ecn;				/* ECT(0) out, CNPs for CE; default on */
 	unsigned int cnp_interval_us;		/* one CNP per QP at most this often; 50 */
+	unsigned int tx_budget;			/* frames per copy-mode sendto; 256 */
 	/* [vm NAME] sections, in file order */
 	struct vrdma_vm_config *vms;
 	unsigned int n_vms;

@@ -119,6 +119,8 @@ static int cmd_status(struct vrdmad *d, json_object *req, json_object **data, ch
 	json_object_object_add(port, "xdp_program_id", json_object_new_int64(p->prog_id));
 	json_object_object_add(port, "zerocopy", json_object_new_boolean(xdp_port_zerocopy(p)));
 	json_object_object_add(port, "multi_buffer", json_object_new_boolean(p->multi_buffer));
+	json_object_object_add(port, "tx_budget",
+			       json_object_new_int(p->n_queues ? (int)p->queues[0].tx_batch : 0));
 	json_object_object_add(port, "rx_queues", json_object_new_int(p->hw_rx_queues));
 	qs = json_object_new_array();
 	for (i = 0; i < p->n_queues; i++)

@@ -115,6 +115,8 @@ static void warn_restart_needed(const struct vrdma_config *cur, const struct vrd
 		what = "[port] ecn";
 	else if (cur->cnp_interval_us != next->cnp_interval_us)
 		what = "[port] cnp_interval_us";
+	else if (cur->tx_budget != next->tx_budget)
+		what = "[port] tx_budget";
 	if (what)
 		log_warn("reload: %s changed: only a restart applies it (systemctl restart vrdmad)",
 			 what);

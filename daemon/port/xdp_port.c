@@ -419,6 +419,33 @@ delete_umem:
 	return err;
 }
 
+_Static_assert(VRDMA_CONF_MAX_TX_BUDGET <= XSK_TX_FRAMES, "the kernel caps it at the TX ring");
+_Static_assert(VRDMA_CONF_MIN_TX_BUDGET == XSK_TX_BATCH, "below the default is not taken");
+
+/* A copy-mode sendto() sends up to tx_budget frames instead of the
+ * kernel's 32 (6.17+): as many syscalls fewer for a burst, each of which
+ * costs more than a small frame's copy on a virtual machine. Said once
+ * per port where it cannot be had; the socket works either way. */
+static void xsk_set_tx_budget(struct xdp_port *port, struct xsk_queue *q, unsigned int budget)
+{
+	q->tx_batch = XSK_TX_BATCH;
+	if (q->zerocopy || budget <= XSK_TX_BATCH)
+		return;
+	if (!setsockopt(xsk_socket__fd(q->xsk), SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget,
+			sizeof(budget))) {
+		q->tx_batch = budget;
+		return;
+	}
+	if (q != port->queues)
+		return;
+	if (errno == ENOPROTOOPT)
+		log_info("%s: tx_budget = %u needs kernel 6.17 or later: a sendto() sends %u "
+			 "frames at most", port->ifname, budget, XSK_TX_BATCH);
+	else
+		log_warn("%s: the kernel refused tx_budget = %u (%s): a sendto() sends %u "
+			 "frames at most", port->ifname, budget, strerror(errno), XSK_TX_BATCH);
+}
+
 static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrdma_config *cfg)
 {
 	uint16_t flags = XDP_USE_NEED_WAKEUP | (port->multi_buffer ? XDP_USE_SG : 0);
@@ -475,6 +502,7 @@ static int xsk_open(struct xdp_port *port, struct xsk_queue *q, const struct vrd
 	err = xsk_fill_init(q);
 	if (err)
 		goto delete_socket;
+	xsk_set_tx_budget(port, q, cfg->tx_budget);
 	return 0;
 
 delete_socket:
@@ -585,10 +613,10 @@ int xdp_port_open(struct xdp_port *port, const struct vrdma_config *cfg)
 		if (err)
 			goto close_queues;
 	}
-	log_info("port %s: XDP %s%s, AF_XDP %s, %u queue(s), MTU %u%s", port->ifname,
-		 xdp_port_mode_name(port), port->dispatcher ? " (libxdp dispatcher)" : "",
+	log_info("port %s: XDP %s%s, AF_XDP %s, %u queue(s), MTU %u%s, %u frames per sendto",
+		 port->ifname, xdp_port_mode_name(port), port->dispatcher ? " (libxdp dispatcher)" : "",
 		 xdp_port_zerocopy(port) ? "zero-copy" : "copy mode", port->n_queues,
-		 port->mtu, port->multi_buffer ? ", multi-buffer" : "");
+		 port->mtu, port->multi_buffer ? ", multi-buffer" : "", port->queues[0].tx_batch);
 	return 0;
 
 close_queues:

@@ -20,6 +20,10 @@
 #ifndef XDP_PKT_CONTD
 #define XDP_PKT_CONTD (1 << 0)
 #endif
+/* Kernel 6.17+: the frames one copy-mode sendto() sends (default 32). */
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9
+#endif
 
 #define XSK_FRAME_SIZE		4096	/* one UMEM chunk = one page */
 #define XSK_RX_FRAMES		2048	/* owned by fill + rx rings, or spare */
@@ -43,6 +47,9 @@ struct xsk_queue {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod tx;
 	bool zerocopy;
+	/* Frames the kernel takes per sendto() in copy mode: the configured
+	 * tx_budget, or XSK_TX_BATCH where it cannot be set. */
+	unsigned int tx_batch;
 	/* Receive chunks the kernel does not hold, the most recently freed
 	 * last. The fill ring is topped up from here to fill_target, not with
 	 * every chunk: the kernel takes fill entries in order, so all that are

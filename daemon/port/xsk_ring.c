@@ -122,8 +122,8 @@ void xsk_tx_reclaim(struct xsk_tx_pool *p)
 		xsk_ring_cons__release(&q->comp, n);
 }
 
-/* Copy-mode AF_XDP transmits at most XSK_TX_BATCH descriptors per sendto
- * (the kernel's TX_BATCH_SIZE), and a zero-copy driver may ask for another
+/* Copy-mode AF_XDP transmits at most q->tx_batch descriptors per sendto
+ * (the kernel's TX_BATCH_SIZE, or XDP_MAX_TX_SKB_BUDGET), and a zero-copy driver may ask for another
  * wakeup: so the caller kicks again while any are left. */
 uint32_t xsk_tx_kick(struct xsk_tx_pool *p)
 {
@@ -182,7 +182,7 @@ bool xsk_tx_post(struct xsk_tx_pool *p, const uint64_t *addr, unsigned int n, ui
 	 * frames still in this core's cache, and their buffers come back to
 	 * the top of the free stack for the next ones. */
 	p->unkicked += n;
-	if (p->unkicked >= XSK_TX_BATCH || xsk_prod_nb_free(tx, 64) < 64) {
+	if (p->unkicked >= p->q->tx_batch || xsk_prod_nb_free(tx, 64) < 64) {
 		xsk_tx_kick(p);
 		xsk_tx_reclaim(p);
 	}

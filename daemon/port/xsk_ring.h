@@ -27,7 +27,8 @@ int xsk_fill_init(struct xsk_queue *q);
  * Returns the buffers taken. */
 unsigned int xsk_rx_burst(struct xsk_queue *q, unsigned int max, xsk_frame_fn fn, void *ctx);
 
-/* Descriptors a copy-mode sendto sends at most (the kernel's TX_BATCH_SIZE). */
+/* Descriptors a copy-mode sendto sends at most by default (the kernel's
+ * TX_BATCH_SIZE); xdp_port raises it to [port] tx_budget where it can. */
 #define XSK_TX_BATCH	32
 
 /* The transmit half of a queue's UMEM, kept by its one sender. */

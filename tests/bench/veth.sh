@@ -23,9 +23,9 @@
 # vrdmad: xsk_raw sends with the port's policy (a sendto()'s worth queued,
 # kicked, completions taken back, chunks reused while in cache: +8-15 %
 # over its old 64-a-pass loop that let ~2000 frames queue), once with the
-# kernel's copy-mode TX budget of 32 frames per sendto() (vrdmad's) and
-# once with each other of BENCH_TX_BUDGETS (XDP_MAX_TX_SKB_BUDGET, kernel
-# 6.17+); iperf3 with each option set of BENCH_TCP_OPTS (sendfile, 1 MiB
+# kernel's copy-mode TX budget of 32 frames per sendto() and once with each
+# other of BENCH_TX_BUDGETS (XDP_MAX_TX_SKB_BUDGET, kernel 6.17+; vrdmad's
+# tx_budget is 256); iperf3 with each option set of BENCH_TCP_OPTS (sendfile, 1 MiB
 # writes, two streams; one second omitted); each keeps its round's best.
 # Every party is pinned as the daemons' workers are: side A's on CPU 0,
 # side B's on CPU 1. Raw goodput counts what RC carries in the same frames

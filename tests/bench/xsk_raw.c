@@ -58,11 +58,6 @@
 #define FRAME_MAX	(9216 + 18)	/* the largest frame built: a 9216 MTU + Ethernet */
 #define END_PAYLOAD	64		/* END frames are small, whatever the data's size */
 
-/* Kernel 6.17+: how many descriptors one copy-mode sendto() sends (default 32). */
-#ifndef XDP_MAX_TX_SKB_BUDGET
-#define XDP_MAX_TX_SKB_BUDGET	9
-#endif
-
 enum xr_kind { XR_DATA = 1, XR_END, XR_PING, XR_PONG };
 
 /* Start of every UDP payload we send; big-endian on the wire. */
@@ -81,7 +76,7 @@ struct opts {
 	double seconds;			/* blast: duration; sink, pong: give up after (0: never) */
 	unsigned long iters;
 	int cpu;			/* -1: not pinned */
-	unsigned int tx_budget;		/* 0: the kernel's default, as vrdmad */
+	unsigned int tx_budget;		/* 0: the kernel's default (vrdmad's is 256) */
 	bool sleep, copy;
 	enum vrdma_xdp_mode xdp_mode;
 };
@@ -744,7 +739,7 @@ static void usage(FILE *out)
 		"  --sleep     wait in poll() when idle instead of busy polling\n"
 		"  --copy      blast: copy each frame into its UMEM chunk, as vrdmad does\n"
 		"  --tx-budget N  frames one copy-mode sendto() may send, 32..%d (kernel 6.17+;\n"
-		"              default: the kernel's 32, as vrdmad)\n"
+		"              default: the kernel's 32; vrdmad's tx_budget is 256)\n"
 		"  -v          the port code's messages (twice: debug)\n",
 		sizeof(struct xr_hdr), PING_WARMUP, VRDMA_XDP_OBJECT_DEFAULT, XSK_TX_FRAMES);
 }

@@ -121,12 +121,14 @@ check "a truncated IPv4 frame is counted as malformed by the XDP program" \
 # The control socket: documented JSON, and bad requests answered, not fatal.
 status_fields() {
 	local j
-	j=$(ctl status --json) && [ -n "$j" ] && jq -e --arg ifname "$IFA" --arg tmp "$TMP" '
+	j=$(ctl status --json) && [ -n "$j" ] && jq -e --arg ifname "$IFA" --arg tmp "$TMP" \
+		--argjson budget "$(tx_budget_taken 256)" '
 	(.version|type) == "string" and (.pid|type) == "number" and (.uptime_s|type) == "number"
 	and (.config|type) == "string"
 	and .port.interface == $ifname and .port.xdp_mode == "native"
 	and (.port.xdp_attach|test("^(single|dispatcher)$")) and (.port.xdp_program_id > 0)
 	and (.port.zerocopy|type) == "boolean" and .port.multi_buffer == false
+	and (.port.tx_budget == $budget or .port.zerocopy)
 	and .port.queues == [0] and .port.rx_queues == 1 and (.port.ifindex > 0)
 	and .port.mtu == 1500 and .port.roce_mtu == 1024 and (.port.mac|test("^([0-9a-f]{2}:){5}[0-9a-f]{2}$"))
 	and (.workers|length) == 1 and .workers[0].id == 0 and .workers[0].queues == [0]

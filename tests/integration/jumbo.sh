@@ -38,7 +38,8 @@ status_jumbo() {
 		and .port.multi_buffer == true and .port.zerocopy == false
 		and .port.xdp_mode == "native"' <<< "$j" > /dev/null || { echo "$j"; return 1; }
 	ctl status | grep -q "mtu 9000, RoCE path MTU 4096)$" &&
-	ctl status | grep -q "^af_xdp    copy mode, .*multi-buffer on$" || { ctl status; return 1; }
+	ctl status | grep -q "^af_xdp    copy mode, .*multi-buffer on, $(tx_budget_taken 256) frames per sendto$" ||
+		{ ctl status; return 1; }
 }
 check "status: MTU 9000, RoCE path MTU 4096, copy mode, multi-buffer on" status_jumbo
 # veth has no zero-copy AF_XDP: the default (auto) says why it copies.
@@ -138,18 +139,22 @@ check "... and no XDP program is left on $IFA" no_xdp
 # ---- no multi-buffer (multi_buffer = off, as where the kernel refuses it):
 # path MTU 2048, said once, and RoCE still works with a peer that has it.
 # A's worker sleeps whenever a poll finds nothing (idle_spin_us = 0): each
-# frame for it must wake it, not its 250 ms timer ----
-sed 's/^xdp_object = .*/&\nmulti_buffer = off/; s/^\[daemon\]$/&\nidle_spin_us = 0/' "$CONF_A" \
-	> "$TMP/a-single.conf"
+# frame for it must wake it, not its 250 ms timer. Its sockets send 64
+# frames per sendto (tx_budget) ----
+sed 's/^xdp_object = .*/&\nmulti_buffer = off\ntx_budget = 64/; s/^\[daemon\]$/&\nidle_spin_us = 0/' \
+	"$CONF_A" > "$TMP/a-single.conf"
 start_daemon "$TMP/a-single.conf"
 start_daemon_b "$CONF_B"
 single_status() {
 	local j
-	j=$(ctl status --json) && jq -e '.port.mtu == 9000 and .port.multi_buffer == false
-		and .port.roce_mtu == 2048' <<< "$j" > /dev/null || { echo "$j" | jq .port; return 1; }
+	j=$(ctl status --json) && jq -e --argjson b "$(tx_budget_taken 64)" '.port.mtu == 9000
+		and .port.multi_buffer == false and .port.roce_mtu == 2048 and .port.tx_budget == $b' \
+		<<< "$j" > /dev/null || { echo "$j" | jq .port; return 1; }
+	grep -q "MTU 9000, $(tx_budget_taken 64) frames per sendto$" "$DLOG" || return 1
 	grep -q "$IFA: multi_buffer = off: frames over 3840 bytes (MTU 3822) are not received, so RoCE runs at path MTU 2048 instead of the 4096 that MTU 9000 carries" "$DLOG"
 }
-check "multi_buffer = off at MTU 9000: status and a warning say path MTU 2048" single_status
+check "multi_buffer = off at MTU 9000: status and a warning say path MTU 2048 (and tx_budget = 64)" \
+	single_status
 mtu_refused() {
 	local out rc=0
 	out=$(ip netns exec "$NSA" timeout 20 "$VRDMA_PINGPONG" -d "$TMP/alpha.sock" -m 4096 2>&1) || rc=$?

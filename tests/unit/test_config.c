@@ -71,6 +71,7 @@ static void test_full(void **state)
 		 "xdp_object = /opt/vrdma/xdp.o\n"
 		 "ecn = off\n"
 		 "cnp_interval_us = 1000000\n"
+		 "tx_budget = 2048\n"
 		 "[vm web-1.a_b]\n"
 		 "socket = /run/x/web.sock\n"
 		 "gid = 10.0.0.5, fd00::5\n"
@@ -112,6 +113,7 @@ static void test_full(void **state)
 	assert_string_equal(cfg.xdp_object, "/opt/vrdma/xdp.o");
 	assert_false(cfg.ecn);
 	assert_int_equal(cfg.cnp_interval_us, 1000000);
+	assert_int_equal(cfg.tx_budget, 2048);
 	assert_int_equal(cfg.n_vms, 1);
 	assert_string_equal(cfg.vms[0].name, "web-1.a_b");
 	assert_string_equal(cfg.vms[0].socket, "/run/x/web.sock");
@@ -120,7 +122,7 @@ static void test_full(void **state)
 	assert_gid(&cfg.vms[0].gids[1], "fd00::5");
 	assert_true(cfg.vms[0].has_mac);
 	assert_memory_equal(cfg.vms[0].mac, mac, 6);
-	assert_int_equal(cfg.vms[0].line, 16);
+	assert_int_equal(cfg.vms[0].line, 17);
 	vrdma_config_free(&cfg);
 	assert_null(cfg.vms);
 	assert_int_equal(cfg.n_vms, 0);
@@ -143,6 +145,7 @@ static void test_defaults(void **state)
 	assert_string_equal(cfg.xdp_object, VRDMA_XDP_OBJECT_DEFAULT);
 	assert_true(cfg.ecn);
 	assert_int_equal(cfg.cnp_interval_us, 50);
+	assert_int_equal(cfg.tx_budget, 256);
 	assert_int_equal(cfg.n_vms, 1);
 	assert_string_equal(cfg.vms[0].socket, "/run/vrdmad/a.sock");
 	assert_false(cfg.vms[0].has_mac);
@@ -571,6 +574,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:3: xdp_object must be an absolute path" },
 	{ PORT "ecn = yes\n", "t.conf:3: ecn must be on or off" },
 	{ PORT "ecn =\n", "t.conf:3: empty value for 'ecn'" },
+	{ PORT "tx_budget = 31\n", "t.conf:3: tx_budget must be an integer from 32 to 2048" },
+	{ PORT "tx_budget = 2049\n", "t.conf:3: tx_budget must be an integer from 32 to 2048" },
 	{ PORT "cnp_interval_us = 0\n",
 	  "t.conf:3: cnp_interval_us must be an integer from 1 to 1000000" },
 	{ PORT "cnp_interval_us = 1000001\n",
