@@ -445,15 +445,21 @@ $(BUILD)/udp_blast: $(OBJ)/rel/tests/bench/udp_blast.o
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
+$(BUILD)/sched_cost: $(OBJ)/rel/tests/bench/sched_cost.o
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ -pthread
+
 $(BUILD)/qp_mem: $(OBJ)/rel/tests/bench/qp_mem.o $(call libvrdma,rel)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BUILD)/udp_blast $(BUILD)/codec_bench \
-		$(BUILD)/engine_bench $(BUILD)/qp_mem $(BUILD)/xsk_raw $(BUILD)/qp_scale
+		$(BUILD)/engine_bench $(BUILD)/qp_mem $(BUILD)/xsk_raw $(BUILD)/qp_scale \
+		$(BUILD)/sched_cost
 	$(Q)$(BUILD)/codec_bench
 	$(Q)$(BUILD)/engine_bench
+	$(Q)$(BUILD)/sched_cost
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \
 		BPF_OBJ=$(CURDIR)/$(BPF_OBJ) UDP_BLAST=$(CURDIR)/$(BUILD)/udp_blast tests/bench/run.sh
 	$(Q)VRDMAD=$(CURDIR)/$(BUILD)/vrdmad VRDMACTL=$(CURDIR)/$(BUILD)/vrdmactl \

@@ -59,7 +59,11 @@
 # default 50) yield the core while they wait, so whoever has work gets it.
 # The perf programs run at normal priority, as a guest's vCPU does;
 # BENCH_PERF_SCHED=idle runs them at SCHED_IDLE instead (the bench before
-# 2026-11-25). BENCH_WORKER_CPUS=none leaves the workers and the baselines
+# 2026-11-25). So an RC round trip hands the CPU over between a worker and
+# the program beside it at least four times (post, completion, reply,
+# completion), each a switch between processes that make bench measures
+# first (machine_process_switch_ns); the raw ping-pong, a party per CPU,
+# hands over none. BENCH_WORKER_CPUS=none leaves the workers and the baselines
 # unpinned.
 #
 # Environment: VRDMAD VRDMACTL BPF_OBJ XSK_RAW VRDMA_PERF; BENCH_SECONDS (3),
