@@ -3,18 +3,21 @@
 # A script may define check_failed, called after a failed check (the netns
 # tests print the daemon's log there), and check_after, run after each check
 # that passed: if it fails, so does the check (the VM tests look at the
-# guest's kernel log there).
+# guest's kernel log there). A check that took 10 s or more says how long,
+# so the check's slow parts show in its log.
 NTEST=0
 NFAIL=0
 
 check() {
-	local what=$1
+	local what=$1 t0=$SECONDS took=""
 	shift
 	NTEST=$((NTEST + 1))
 	if "$@" && { ! declare -F check_after > /dev/null || check_after; }; then
-		printf '  [%2d] %-66s ok\n' "$NTEST" "$what"
+		[ $((SECONDS - t0)) -lt 10 ] || took=" ($((SECONDS - t0)) s)"
+		printf '  [%2d] %-66s ok%s\n' "$NTEST" "$what" "$took"
 	else
-		printf '  [%2d] %-66s FAIL\n' "$NTEST" "$what"
+		[ $((SECONDS - t0)) -lt 10 ] || took=" ($((SECONDS - t0)) s)"
+		printf '  [%2d] %-66s FAIL%s\n' "$NTEST" "$what" "$took"
 		NFAIL=$((NFAIL + 1))
 		! declare -F check_failed > /dev/null || check_failed
 	fi
