@@ -21,7 +21,7 @@ trap 'rm -f "$details"' EXIT
 fail_details() {
 	awk -v t="$1" '
 		/^ *\[ *[0-9]+\] / {
-			if (/ FAIL$/) {
+			if (/ FAIL( \([0-9]+ s\))?$/) {
 				print t " " $0
 				for (i = (n > 12 ? n - 11 : 1); i <= n; i++) print buf[i]
 			}
@@ -39,7 +39,7 @@ for t in "$@"; do
 	times+=("${t#./} $((SECONDS - t0)) s")
 	read -r p f < <(sed -n 's/^[a-z0-9_-]*: \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$out" | tail -1)
 	while IFS= read -r l; do failed_checks+=("$t $l"); done < \
-		<(sed -En 's/^ *\[ *([0-9]+)\] (.*[^ ]) +FAIL$/[\1] \2/p' "$out")
+		<(sed -En 's/^ *\[ *([0-9]+)\] (.*[^ ]) +FAIL( \([0-9]+ s\))?$/[\1] \2/p' "$out")
 	fail_details "$t" < "$out" >> "$details"
 	rm -f "$out"
 	ok=$((ok + ${p:-0}))
