@@ -115,6 +115,12 @@ static int perr(struct parser *p, unsigned int line, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->err + n, p->errlen - n, fmt, ap);
 	va_end(ap);
+	/* Messages quote what was given (a line of the file, an add-vm key or
+	 * value from the control socket): no control character of it reaches
+	 * a log or a terminal, and the message stays one line. */
+	for (; p->err[n]; n++)
+		if ((unsigned char)p->err[n] < 0x20 || p->err[n] == 0x7f)
+			p->err[n] = '?';
 	return p->rc;
 }
 

@@ -5,8 +5,9 @@
 # sanitizer report (its reproducer: BUILD/TARGET-crash-..., or
 # BUILD/crash-... for fuzz_parse).
 #
-# FUZZ_SECONDS (fuzz_parse), FUZZ_DEVICE_SECONDS (the device targets) and
-# FUZZ_STATE_SECONDS (fuzz_state) set the times; PY the python with scapy.
+# FUZZ_SECONDS (fuzz_parse), FUZZ_DEVICE_SECONDS (the device targets),
+# FUZZ_STATE_SECONDS (fuzz_state) and FUZZ_CONFIG_SECONDS (fuzz_config) set
+# the times; PY the python with scapy.
 set -uo pipefail
 [ $# = 2 ] || { echo "usage: $0 BUILD VECTORS" >&2; exit 2; }
 BUILD=$1
@@ -24,6 +25,7 @@ TABLE=(
 	"fuzz_restore $DEV_S                     8192  -"
 	"fuzz_gring   $DEV_S                     8192  gring"
 	"fuzz_state   ${FUZZ_STATE_SECONDS:-30}  4096  state"
+	"fuzz_config  ${FUZZ_CONFIG_SECONDS:-10} 4096  config"
 )
 
 out=$(mktemp -d)

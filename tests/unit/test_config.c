@@ -354,6 +354,11 @@ static void test_vm_from_keys(void **state)
 			  3, NULL },
 		/* 14 */ { "a", { { "gid", "10.9.0.1" }, { "max_mr_pages", "-1" } }, 2,
 			  "add-vm: max_mr_pages must be an integer from 1 to 268435456" },
+		/* 15: what is quoted is one line with no control character */
+		{ "a\nx", { { "gid", "10.9.0.1" } }, 1,
+		  "add-vm: vm name 'a?x' is invalid (1 to 63 of A-Z a-z 0-9 _ . -, starting with a letter or digit)" },
+		/* 16 */ { "a", { { "gid", "10.9.0.1\r\x1b[2J" } }, 1,
+			  "add-vm: gid '10.9.0.1??[2J' is not an IPv4 or IPv6 address" },
 	};
 	struct vrdma_vm_config vc, vc2;
 	struct vrdma_config fcfg;
@@ -564,6 +569,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: interface '.' is not a valid interface name" },
 	{ "[port]\ninterface = abcdefghijklmnop\n",
 	  "t.conf:2: interface 'abcdefghijklmnop' is not a valid interface name" },
+	{ "[port]\ninterface = a\x1b[1m/b\x7f\n",
+	  "t.conf:2: interface 'a?[1m/b?' is not a valid interface name" },
 	{ PORT "xdp_mode = generic\n",
 	  "t.conf:3: xdp_mode must be one of auto, native, skb" },
 	{ PORT "zerocopy = yes\n", "t.conf:3: zerocopy must be one of auto, on, off" },
