@@ -141,12 +141,24 @@ done
 # clock fails at times ("Correlation coefficient r^2: 0.03 < 0.9", then
 # "Can't produce a report" and exit 1 after a complete run); -F reports
 # anyway.
+# perftest's server listens again for the test's QPs after the handshake,
+# and its client connects right after it: a client that gets there first
+# is rejected (REJ 8, no listener), and a perftest before upstream's
+# 3d9d8d0 (2025-12, "Fix crashes and logical flaws in RDMA CM connection
+# retry") crashes in its retry (seen once, Soft-RoCE's client against the
+# VM: "RDMA_CM_EVENT_REJECTED; error: 8", then a segfault). That race is
+# run once more, and said; any other failure, or the race twice, fails.
 perf_cm() {	# WHO TEST [ARGS...]
-	local who=$1 t=$2 port=$((20000 + NTEST)) dev_s dev_c
+	local who=$1 t=$2 port=$((20000 + NTEST)) dev_s dev_c try
 	shift 2
 	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	cm_pair "$who" "$port" "ib_$t" -d "$dev_s" -R -F -p "$port" "$@" -- \
-		"ib_$t" -d "$dev_c" -R -F -p "$port" "$@" SRV && perf_row "$t"
+	for try in 1 2; do
+		cm_pair "$who" "$port" "ib_$t" -d "$dev_s" -R -F -p "$port" "$@" -- \
+			"ib_$t" -d "$dev_c" -R -F -p "$port" "$@" SRV && { perf_row "$t"; return; }
+		[ "$try" = 1 ] && grep -q 'RDMA_CM_EVENT_REJECTED; error: 8' "$TMP/client.out" || return 1
+		echo "    the client connected before the server listened again (perftest's race): once more"
+		port=$((port + 100))
+	done
 }
 check "ib_send_lat -R, VM serves" perf_cm vm send_lat -n 200
 check "ib_send_lat -R, Soft-RoCE serves" perf_cm rxe send_lat -n 200
