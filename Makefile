@@ -86,7 +86,8 @@ TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 test_lib = $(OBJ)/$(1)/libtests.a
 link_libs = -Wl,--start-group $(call daemon_libs,$(1)) -Wl,--end-group
 BPF_OBJ := $(BUILD)/vrdma_xdp.bpf.o
-FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_gring fuzz_state fuzz_config
+FUZZ_TARGETS := fuzz_parse fuzz_vhost fuzz_ctrl fuzz_wqe fuzz_restore fuzz_gring fuzz_state fuzz_config \
+		fuzz_control_socket
 PROGS := $(BUILD)/vrdmad $(BUILD)/vrdmactl
 SAN_PROGS := $(BUILD)/asan/vrdmad $(BUILD)/asan/vrdmactl
 # The perf tools on libvrdma: vrdma-pingpong, vrdma-perf (tools/perf/).
@@ -101,6 +102,7 @@ FUZZ_SECONDS ?= 20
 FUZZ_DEVICE_SECONDS ?= 20
 FUZZ_STATE_SECONDS ?= 30
 FUZZ_CONFIG_SECONDS ?= 10
+FUZZ_CONTROL_SECONDS ?= 10
 PY := /usr/bin/python3	# Debian's (scapy), whatever python3 is first on PATH
 
 .SECONDARY:
@@ -117,7 +119,8 @@ help:
 	@echo 'make fuzz       the packet parser under libFuzzer for FUZZ_SECONDS ($(FUZZ_SECONDS)), the device'"'"'s'
 	@echo '                parsers for FUZZ_DEVICE_SECONDS ($(FUZZ_DEVICE_SECONDS)) each, one whole device'
 	@echo '                (commands, WQEs, frames, vhost-user; v1 or rings) for FUZZ_STATE_SECONDS ($(FUZZ_STATE_SECONDS)),'
-	@echo '                the configuration and add-vm parser for FUZZ_CONFIG_SECONDS ($(FUZZ_CONFIG_SECONDS))'
+	@echo '                the configuration and add-vm parser for FUZZ_CONFIG_SECONDS ($(FUZZ_CONFIG_SECONDS)),'
+	@echo '                the control socket for FUZZ_CONTROL_SECONDS ($(FUZZ_CONTROL_SECONDS))'
 	@echo 'make integration  only the network-namespace tests (root)'
 	@echo 'make interop    Soft-RoCE in a QEMU guest against vrdmad and the perf tools (root)'
 	@echo 'make qemu       Debian'"'"'s QEMU with vhost-user-rdma-pci (guest/qemu/), built once, cached (root)'
@@ -273,7 +276,7 @@ $(BUILD)/asan/roce_tool: $(OBJ)/asan/tests/codec/roce_tool.o $(call sub_lib,asan
 
 # The fuzz targets: the packet parser, and the device's (vhost-user
 # messages, control commands, WQEs, the whole device at once), the
-# engine's saved state and the configuration's parser.
+# engine's saved state, the configuration's parser and the control socket.
 $(BUILD)/fuzz_%: $(OBJ)/fuzz/tests/fuzz/fuzz_%.o $(call test_lib,fuzz) $(call daemon_libs,fuzz)
 	$(call say,LD-FUZZ,$@)
 	$(Q)$(CLANG) -fsanitize=fuzzer,address,undefined $< $(call test_lib,fuzz) $(call link_libs,fuzz) -o $@ \
@@ -295,7 +298,8 @@ codec-interop: $(BUILD)/asan/roce_tool
 
 fuzz: $(addprefix $(BUILD)/,$(FUZZ_TARGETS))
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_DEVICE_SECONDS=$(FUZZ_DEVICE_SECONDS) \
-		FUZZ_STATE_SECONDS=$(FUZZ_STATE_SECONDS) FUZZ_CONFIG_SECONDS=$(FUZZ_CONFIG_SECONDS) PY=$(PY) \
+		FUZZ_STATE_SECONDS=$(FUZZ_STATE_SECONDS) FUZZ_CONFIG_SECONDS=$(FUZZ_CONFIG_SECONDS) \
+		FUZZ_CONTROL_SECONDS=$(FUZZ_CONTROL_SECONDS) PY=$(PY) \
 		tests/fuzz/run.sh $(BUILD) $(VECTORS)
 
 # The transport tests also dump every frame they send; tshark must decode

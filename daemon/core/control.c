@@ -418,10 +418,20 @@ static const struct control_command {
 	{ "del-vm", cmd_del_vm },
 };
 
+/* An error quotes what the client sent (a command, a VM's name, a setting)
+ * and vrdmactl prints it to a terminal: anything but printable ASCII in it
+ * is written as '?', as config.c does for its messages. */
 static json_object *answer_error(json_object *ans, const char *error)
 {
+	char text[VRDMA_CONF_ERR_MAX];
+	size_t i;
+
+	snprintf(text, sizeof(text), "%s", error);
+	for (i = 0; text[i]; i++)
+		if (text[i] < 0x20 || text[i] >= 0x7f)
+			text[i] = '?';
 	json_object_object_add(ans, "ok", json_object_new_boolean(0));
-	json_object_object_add(ans, "error", json_object_new_string(error));
+	json_object_object_add(ans, "error", json_object_new_string(text));
 	return ans;
 }
 
@@ -783,6 +793,11 @@ close_fd:
 free_srv:
 	free(srv);
 	return err;
+}
+
+unsigned int control_clients(const struct vrdmad *d)
+{
+	return d->control ? d->control->n_conns : 0;
 }
 
 void control_close(struct vrdmad *d)

@@ -7,5 +7,8 @@
 
 int control_open(struct vrdmad *d, const char *path);
 void control_close(struct vrdmad *d);
+/* The clients connected now (the control-socket fuzzer checks that every
+ * one it left was let go). */
+unsigned int control_clients(const struct vrdmad *d);
 
 #endif

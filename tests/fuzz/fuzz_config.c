@@ -14,7 +14,6 @@
  * (vrdmad.conf(5)); ASan and UBSan see the rest, LeakSanitizer what a
  * failed parse leaves.
  */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,33 +24,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "vm_config_ok.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define MAX_PAIRS 40
 
 static int memfd = -1;
 static char path[64];
-
-static bool vm_ok(const struct vrdma_vm_config *vm)
-{
-	size_t n = strlen(vm->name);
-	unsigned int i;
-
-	if (!n || n > VRDMA_CONF_NAME_MAX || !isalnum((unsigned char)vm->name[0]))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!isalnum((unsigned char)vm->name[i]) && !strchr("_.-", vm->name[i]))
-			return false;
-	return vm->n_gids >= 1 && vm->n_gids <= VRDMA_CONF_MAX_GIDS &&
-	       vm->max_cq >= 1 && vm->max_cq <= VRDMA_CONF_MAX_QUEUES &&
-	       vm->max_qp >= 1 && vm->max_qp <= VRDMA_CONF_MAX_QUEUES &&
-	       vm->max_mr >= 1 && vm->max_mr <= VRDMA_CONF_MAX_MR &&
-	       vm->max_mr_pages >= 1 && vm->max_mr_pages <= VRDMA_CONF_MAX_MR_PAGES &&
-	       vm->ring_max_cq >= 1 && vm->ring_max_cq <= VRDMA_CONF_MAX_RING_QUEUES &&
-	       vm->ring_max_qp >= 1 && vm->ring_max_qp <= VRDMA_CONF_MAX_RING_QUEUES &&
-	       vm->socket[0] == '/' && strlen(vm->socket) <= VRDMA_CONF_PATH_MAX &&
-	       vm->socket_mode <= 07777;
-}
 
 static void one_file(const uint8_t *data, size_t size)
 {
@@ -79,7 +58,7 @@ static void one_file(const uint8_t *data, size_t size)
 	CHECK(cfg.control_socket[0] == '/' && cfg.xdp_object[0] == '/');
 	CHECK(cfg.n_vms <= VRDMA_CONF_MAX_VMS);
 	for (i = 0; i < cfg.n_vms; i++) {
-		CHECK(vm_ok(&cfg.vms[i]));
+		CHECK(vm_config_ok(&cfg.vms[i]));
 		/* names are unique */
 		for (unsigned int j = 0; j < i; j++)
 			CHECK(strcmp(cfg.vms[i].name, cfg.vms[j].name));
@@ -118,7 +97,7 @@ static void one_add_vm(const uint8_t *data, size_t size)
 		CHECK(!strchr(err, '\n'));
 	} else {
 		CHECK(!strcmp(vc.name, name));
-		CHECK(vm_ok(&vc));
+		CHECK(vm_config_ok(&vc));
 	}
 	free(buf);
 }

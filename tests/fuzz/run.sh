@@ -6,8 +6,9 @@
 # BUILD/crash-... for fuzz_parse).
 #
 # FUZZ_SECONDS (fuzz_parse), FUZZ_DEVICE_SECONDS (the device targets),
-# FUZZ_STATE_SECONDS (fuzz_state) and FUZZ_CONFIG_SECONDS (fuzz_config) set
-# the times; PY the python with scapy.
+# FUZZ_STATE_SECONDS (fuzz_state), FUZZ_CONFIG_SECONDS (fuzz_config) and
+# FUZZ_CONTROL_SECONDS (fuzz_control_socket) set the times; PY the python
+# with scapy.
 set -uo pipefail
 [ $# = 2 ] || { echo "usage: $0 BUILD VECTORS" >&2; exit 2; }
 BUILD=$1
@@ -26,6 +27,7 @@ TABLE=(
 	"fuzz_gring   $DEV_S                     8192  gring"
 	"fuzz_state   ${FUZZ_STATE_SECONDS:-30}  4096  state"
 	"fuzz_config  ${FUZZ_CONFIG_SECONDS:-10} 4096  config"
+	"fuzz_control_socket ${FUZZ_CONTROL_SECONDS:-10} 4096 control_socket"
 )
 
 out=$(mktemp -d)

@@ -189,6 +189,8 @@ check "status and stats print readable tables" tables
 check "a control request that is not JSON gets an error answer" answer_is_error $'not json\n' 'not JSON'
 check "an unknown control command gets an error answer" \
 	answer_is_error $'{"command": "frobnicate"}\n' "unknown command 'frobnicate'"
+check "an error writes the request's control characters as '?'" \
+	answer_is_error $'{"command": "x\\u001b[2J"}\n' "unknown command 'x\\?\\[2J'"
 check "a request without a newline, closed by the client, is answered" \
 	answer_is_error '{"command": 42}' 'command'
 check "an unknown vrdmactl command fails with exit code 2" exit_code_is 2 ctl frobnicate
