@@ -131,8 +131,9 @@ daemon_swap() {
 	return 1
 }
 
-# lie LIE REGEX [kernel] [then_pp]: under LIE, vrdma-stress runs 10 s as
-# nobody (in the environment LIE_ENV; or, with "kernel", vrdma_selftest.ko
+# lie LIE REGEX [kernel] [then_pp]: under LIE, vrdma-stress runs as
+# nobody, 10 s or until the reset takes its device away (in the environment
+# LIE_ENV; or, with "kernel", vrdma_selftest.ko
 # loads: a kernel consumer,
 # whose CQs ib_free_cq frees whatever the driver says); it must end by
 # itself (not by its timeout), the driver must have said REGEX, reset the
@@ -153,7 +154,7 @@ lie() {
 	fi
 	log=$(guest_run 20 "dmesg | grep -E 'virtio_rdma|vrdma' | grep -v vrdma_selftest | tail -n 16")
 	guest_save vm
-	echo "    $what exit $rc; the driver said:"
+	echo "    $what exit $rc$(echo "$out" | sed -n 's/^vrdma-stress: the device is gone .* after \(.*\)$/, the device gone after \1/p'); the driver said:"
 	echo "$log" | sed 's/^/    | /'
 	[ "$rc" -lt 124 ] && echo "$log" | grep -Eq "$2" && echo "$log" | grep -q 'device reset' || return 1
 	back=$(guest_run 60 "for i in \$(seq 200); do rdma link show vrdma0/1 2>/dev/null | grep -q ACTIVE && break; sleep 0.2; done;

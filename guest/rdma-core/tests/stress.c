@@ -24,11 +24,16 @@
  * progress with no destroy failed, and that the kernel let it end. Prints "vrdma-stress: N rounds, M verbs failed" and
  * "vrdma-stress: N passed, M failed"; exits 1 if a thread made no round
  * or saw a destroy fail.
+ * A device that goes away (IBV_EVENT_DEVICE_FATAL: the driver reset it and
+ * cut its programs off) ends the run a second later (verbs on the dead
+ * context meanwhile), not at the timeout: nothing more can happen to it,
+ * and the hostile tests' device lies end that way.
  * With -H it only takes every slot but KEEP (-k: what kernel consumers
  * hold, such as the MAD layer's QP1 and its CQ) and exits 1 unless it got
  * them all: no slot leaked by an earlier run.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -49,6 +54,8 @@ static int gid_index = 1;
 static long iterations = 2000;
 static double seconds = 60;
 static struct timespec t0;
+static long gone_ms = -1;	/* the device went away then (ms after t0) */
+static bool all_done;
 
 struct worker {
 	const char *role;
@@ -69,7 +76,32 @@ static double elapsed(void)
 
 static bool go_on(const struct worker *w)
 {
-	return w->rounds < iterations && elapsed() < seconds;
+	long gone = __atomic_load_n(&gone_ms, __ATOMIC_RELAXED);
+	double now = elapsed();
+
+	return w->rounds < iterations && now < seconds && (gone < 0 || now < gone / 1e3 + 1);
+}
+
+/* The context's asynchronous events, until the workers are done: a fatal
+ * one ends the run. */
+static void *watch_events(void *arg)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+
+	(void)arg;
+	while (!__atomic_load_n(&all_done, __ATOMIC_RELAXED)) {
+		if (poll(&pfd, 1, 100) <= 0 || ibv_get_async_event(ctx, &ev))
+			continue;
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL) {
+			printf("vrdma-stress: the device is gone (IBV_EVENT_DEVICE_FATAL) after %.1f s\n",
+			       elapsed());
+			__atomic_store_n(&gone_ms, (long)(elapsed() * 1e3), __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
 }
 
 static int to_rts(struct ibv_qp *qp, uint32_t dest)
@@ -366,6 +398,7 @@ int main(int argc, char **argv)
 	struct ibv_cq *held_cq[MAX_HELD];
 	struct ibv_qp *held_qp[MAX_HELD];
 	struct ibv_pd *pd;
+	pthread_t events;
 	bool hold_only = false;
 	int keep = -1, nheld_cq = 0, nheld_qp = 0, i, c, passed = 0, failed = 0;
 	long rounds = 0, vfailed = 0;
@@ -428,6 +461,10 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (pthread_create(&events, NULL, watch_events, NULL)) {
+		perror("pthread_create");
+		return 1;
+	}
 	for (i = 0; i < nw; i++)
 		if (pthread_create(&ws[i].th, NULL, ws[i].fn, &ws[i])) {
 			perror("pthread_create");
@@ -445,6 +482,8 @@ int main(int argc, char **argv)
 		rounds += ws[i].rounds;
 		vfailed += ws[i].failed;
 	}
+	__atomic_store_n(&all_done, true, __ATOMIC_RELAXED);
+	pthread_join(events, NULL);
 	printf("vrdma-stress: %d threads: %ld rounds, %ld verbs failed in %.1f s\n", nw, rounds,
 	       vfailed, elapsed());
 	free(ws);
