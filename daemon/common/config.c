@@ -167,6 +167,16 @@ static bool is_abs_path(const char *s)
 	return s[0] == '/';
 }
 
+/* A path goes into the log, vrdmactl's tables and systemd's messages: one
+ * with a newline or an escape sequence would forge a line there. */
+static bool has_control_char(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 /* Like the kernel's dev_valid_name(). */
 static bool ifname_valid(const char *s)
 {
@@ -217,6 +227,8 @@ static int set_socket_path(struct parser *p, const char *key, char *dst,
 {
 	if (!is_abs_path(v))
 		return perr(p, p->line, "%s must be an absolute path", key);
+	if (has_control_char(v))
+		return perr(p, p->line, "%s must not contain control characters", key);
 	if (strlen(v) >= size)
 		return perr(p, p->line, "%s is too long (at most %zu bytes)",
 			    key, size - 1);
@@ -335,6 +347,8 @@ static int set_xdp_object(struct parser *p, const char *v)
 	/* A line holds at most 199 bytes, so it always fits. */
 	if (!is_abs_path(v) || strlen(v) >= sizeof(p->cfg->xdp_object))
 		return perr(p, p->line, "xdp_object must be an absolute path");
+	if (has_control_char(v))
+		return perr(p, p->line, "xdp_object must not contain control characters");
 	memcpy(p->cfg->xdp_object, v, strlen(v) + 1);
 	return 0;
 }

@@ -23,6 +23,9 @@ static inline bool vm_config_ok(const struct vrdma_vm_config *vm)
 	for (i = 0; i < n; i++)
 		if (!isalnum((unsigned char)vm->name[i]) && !strchr("_.-", vm->name[i]))
 			return false;
+	for (i = 0; vm->socket[i]; i++)
+		if ((unsigned char)vm->socket[i] < 0x20 || vm->socket[i] == 0x7f)
+			return false;
 	return vm->n_gids >= 1 && vm->n_gids <= VRDMA_CONF_MAX_GIDS &&
 	       vm->max_cq >= 1 && vm->max_cq <= VRDMA_CONF_MAX_QUEUES &&
 	       vm->max_qp >= 1 && vm->max_qp <= VRDMA_CONF_MAX_QUEUES &&

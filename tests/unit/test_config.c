@@ -359,6 +359,8 @@ static void test_vm_from_keys(void **state)
 		  "add-vm: vm name 'a?x' is invalid (1 to 63 of A-Z a-z 0-9 _ . -, starting with a letter or digit)" },
 		/* 16 */ { "a", { { "gid", "10.9.0.1\r\x1b[2J" } }, 1,
 			  "add-vm: gid '10.9.0.1??[2J' is not an IPv4 or IPv6 address" },
+		/* 17 */ { "a", { { "gid", "10.9.0.1" }, { "socket", "/run/a\n.sock" } }, 2,
+			  "add-vm: socket must not contain control characters" },
 	};
 	struct vrdma_vm_config vc, vc2;
 	struct vrdma_config fcfg;
@@ -552,6 +554,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: workers must be an integer from 1 to 64" },
 	{ "[daemon]\ncontrol_socket = run/ctl.sock\n",
 	  "t.conf:2: control_socket must be an absolute path" },
+	{ "[daemon]\ncontrol_socket = /run/\tctl.sock\n",
+	  "t.conf:2: control_socket must not contain control characters" },
 	{ "[daemon]\ncontrol_socket = " LONG_PATH "\n",
 	  "t.conf:2: control_socket is too long (at most 107 bytes)" },
 	{ "[daemon]\nlog_level = verbose\n",
@@ -579,6 +583,8 @@ static const struct bad_case bad_cases[] = {
 	{ PORT "queues = all\n", "t.conf:3: queues must be an integer from 0 to 64" },
 	{ PORT "xdp_object = vrdma_xdp.bpf.o\n",
 	  "t.conf:3: xdp_object must be an absolute path" },
+	{ PORT "xdp_object = /x\x7f.o\n",
+	  "t.conf:3: xdp_object must not contain control characters" },
 	{ PORT "ecn = yes\n", "t.conf:3: ecn must be on or off" },
 	{ PORT "ecn =\n", "t.conf:3: empty value for 'ecn'" },
 	{ PORT "tx_budget = 31\n", "t.conf:3: tx_budget must be an integer from 32 to 2048" },
@@ -589,6 +595,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:3: cnp_interval_us must be an integer from 1 to 1000000" },
 	/* [vm NAME] values */
 	{ PORT "[vm a]\nsocket = a.sock\n", "t.conf:4: socket must be an absolute path" },
+	{ PORT "[vm a]\nsocket = /run/a\x1b[2J.sock\n",
+	  "t.conf:4: socket must not contain control characters" },
 	{ PORT "[vm a]\nsocket = " LONG_PATH "\n",
 	  "t.conf:4: socket is too long (at most 107 bytes)" },
 	{ PORT "[vm a]\ngid = 10.0.0.1, 10.0.0.256 ,fd00::1\n",
