@@ -96,11 +96,22 @@ guest_tap() {
 
 # guest_boot NETNS TAP GUEST_CIDR [GATEWAY]
 guest_boot() {
-	_guest_boot_once "$@" && return 0
+	guest_boot_start "$@" && guest_boot_wait
+}
+
+# guest_boot_start NETNS TAP GUEST_CIDR [GATEWAY], guest_boot_wait:
+# guest_boot in two halves, so that another guest boots meanwhile (one boot
+# keeps about one CPU of two busy: vm_pair_up boots its two at once).
+guest_boot_start() {
+	GUEST_BOOT_ARGS=("$@")
+	_guest_launch "$@"
+}
+guest_boot_wait() {
+	_guest_ready && return 0
 	[ -z "$GUEST_PID" ] && _guest_tcg_race || return 1
 	_guest_say "QEMU's TCG ran stale code the kernel had patched (an int3 Oops before any"
 	_guest_say "module was loaded: the emulator, not the guest under test); booting once more"
-	_guest_boot_once "$@"
+	_guest_launch "${GUEST_BOOT_ARGS[@]}" && _guest_ready
 }
 
 # _guest_tcg_race: did the boot that just failed meet multi-threaded TCG's
@@ -115,7 +126,8 @@ _guest_tcg_race() {
 		! grep -Eq 'Modules linked in: *[a-z]' "$GUEST_CONSOLE"
 }
 
-_guest_boot_once() {
+# _guest_launch NETNS TAP GUEST_CIDR [GATEWAY]: QEMU started (GUEST_PID).
+_guest_launch() {
 	local ns=$1 tap=$2 cidr=$3 gw=${4:-} o2 o3 o4
 	[ -z "$GUEST_PID" ] || { _guest_say "a guest is already running (pid $GUEST_PID)"; return 1; }
 	guest_image || return 1
@@ -150,7 +162,7 @@ _guest_boot_once() {
 	# QEMU dies with the test script even when that is SIGKILLed (no trap).
 	local reaper=()
 	setpriv --pdeathsig KILL true 2> /dev/null && reaper=(setpriv --pdeathsig KILL)
-	local t0=$SECONDS
+	GUEST_BOOT_T0=$SECONDS
 	"${reaper[@]}" ip netns exec "$ns" "$GUEST_QEMU" -accel tcg -machine "$GUEST_MACHINE" -cpu max \
 		-m "$GUEST_MEM" -smp "$GUEST_SMP" "${GUEST_QEMU_EXTRA[@]}" \
 		-nodefaults -no-user-config -display none -monitor none -no-reboot \
@@ -165,8 +177,12 @@ _guest_boot_once() {
 		< /dev/null > "$GUEST_DIR/qemu.log" 2>&1 &
 	GUEST_PID=$!
 	disown "$GUEST_PID" 2>/dev/null || true
+}
 
-	local why=
+# _guest_ready: the launched guest says it is ready (GUEST_BOOT_SECS), or it
+# failed, said why, and is gone (GUEST_PID empty).
+_guest_ready() {
+	local why= t0=$GUEST_BOOT_T0
 	while :; do
 		if [ -e "$GUEST_SHARE/ready" ]; then break; fi
 		if [ -e "$GUEST_SHARE/failed" ]; then why="bring-up failed: $(cat "$GUEST_SHARE/failed")"; break; fi
@@ -275,7 +291,7 @@ guest_stop() {
 _GUEST_STATE_VARS=(GUEST_PID GUEST_DIR GUEST_SHARE GUEST_FILES GUEST_CONSOLE GUEST_TAP_MADE
 	GUEST_SEQ GUEST_TIMEOUTS GUEST_IMAGE GUEST_IP GUEST_CIDR GUEST_MAC GUEST_NETNS GUEST_TAP
 	GUEST_BOOT_SECS GUEST_OUT GUEST_MACHINE GUEST_MEM GUEST_SMP GUEST_APPEND GUEST_QEMU_EXTRA
-	GUEST_RDMA GUEST_IMAGE_SCRIPT)
+	GUEST_RDMA GUEST_IMAGE_SCRIPT GUEST_BOOT_ARGS GUEST_BOOT_T0)
 declare -A _GUEST_SAVED=()
 guest_save() {
 	local v

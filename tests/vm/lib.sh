@@ -197,17 +197,22 @@ vm_knobs() {
 		-device vhost-user-rdma-pci,id=vrdma0,chardev=vrdma0)
 }
 
-# vm_pair_up NAME: vm_host, the Soft-RoCE guest, then the VM (vm_boot).
+# vm_pair_up NAME: vm_host, then the Soft-RoCE guest and the VM (vm_boot),
+# booting at once (a boot under TCG keeps about one CPU of two busy).
 vm_pair_up() {
 	vm_host
 	echo "vm: booting the Soft-RoCE guest"
 	guest_use rxe
 	GUEST_IMAGE=$RXE_IMAGE
 	guest_tap "$NSC" "vr$ID" br0
-	guest_boot "$NSC" "vr$ID" "$RXE/24"
-	echo "vm: rxe guest up in $GUEST_BOOT_SECS s"
+	guest_boot_start "$NSC" "vr$ID" "$RXE/24" || { echo "vm: the Soft-RoCE guest did not start"; exit 1; }
 	guest_save rxe
 	vm_boot "$1"
+	guest_use rxe
+	guest_boot_wait || { echo "vm: the Soft-RoCE guest did not come up"; summary "$1"; exit 1; }
+	echo "vm: rxe guest up in $GUEST_BOOT_SECS s"
+	guest_save rxe
+	guest_use vm	# the current guest, as vm_boot left it
 }
 
 # kmsg_watch: the VM's kernel log, as it grows, into a host file (the
