@@ -30,9 +30,8 @@ perf() {
 	local -a f=("${@:5}") ws=() wc=()
 	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; ws=("${VM_WRAP[@]}")
 	else dev_s=rxe0; dev_c=vrdma0; wc=("${VM_WRAP[@]}"); fi
-	run_pair "$who" "${ws[@]}" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F "${f[@]}" -- \
-		"${wc[@]}" "ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F "${f[@]}" || return 1
-	if ! perf_row "$test"; then
+	if ! perf_pair "$test" "$who" "${ws[@]}" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F "${f[@]}" -- \
+		"${wc[@]}" "ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F "${f[@]}"; then
 		echo "    -- server ($who):"; sed 's/^/    /' "$TMP/server.out"
 		echo "    -- client:"; sed 's/^/    /' "$TMP/client.out"
 		return 1

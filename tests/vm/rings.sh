@@ -50,9 +50,8 @@ ring_count() {
 perf() {	# TEST SIZE ITERS WHO-SERVES
 	local test=$1 s=$2 n=$3 who=$4 dev_s dev_c
 	if [ "$who" = vm ]; then dev_s=vrdma0; dev_c=rxe0; else dev_s=rxe0; dev_c=vrdma0; fi
-	run_pair "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F -- \
-		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F || return 1
-	perf_row "$test" || { sed 's/^/    /' "$TMP/client.out"; return 1; }
+	perf_pair "$test" "$who" "ib_$test" -d "$dev_s" -x 1 -s "$s" -n "$n" -F -- \
+		"ib_$test" -d "$dev_c" -x 1 -s "$s" -n "$n" -F || { sed 's/^/    /' "$TMP/client.out"; return 1; }
 	grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$TMP/client.out" | sed 's/^/    /'
 }
 # kicks and the workers' wakeups: a guest kicks once per need_wake number,
