@@ -94,6 +94,11 @@ struct parser {
 static const char syntax_msg[] =
 	"expected 'key = value', '[section]' or a comment";
 
+static bool is_control_char(char c)
+{
+	return (unsigned char)c < 0x20 || c == 0x7f;
+}
+
 __attribute__((format(printf, 3, 4)))
 static int perr(struct parser *p, unsigned int line, const char *fmt, ...)
 {
@@ -119,7 +124,7 @@ static int perr(struct parser *p, unsigned int line, const char *fmt, ...)
 	 * value from the control socket): no control character of it reaches
 	 * a log or a terminal, and the message stays one line. */
 	for (; p->err[n]; n++)
-		if ((unsigned char)p->err[n] < 0x20 || p->err[n] == 0x7f)
+		if (is_control_char(p->err[n]))
 			p->err[n] = '?';
 	return p->rc;
 }
@@ -172,7 +177,7 @@ static bool is_abs_path(const char *s)
 static bool has_control_char(const char *s)
 {
 	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+		if (is_control_char(*s))
 			return true;
 	return false;
 }
