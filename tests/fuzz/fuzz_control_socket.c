@@ -32,7 +32,6 @@
  * daemon's log and prints each answer.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -40,7 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
